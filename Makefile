@@ -1,0 +1,60 @@
+# ditto-tui — run, test and measure from a fresh clone.
+#
+# Installs happen only when their inputs change: each one leaves a stamp file that depends on the
+# file it was made from (pyproject.toml, package.json / package-lock.json).
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+
+RUNTIME_STAMP := $(VENV)/.installed-runtime
+DEV_STAMP := $(VENV)/.installed-dev
+NPM_STAMP := node_modules/.installed
+
+# Tests start `ditto-tui` and the reference MCP servers as subprocesses: put both on PATH.
+TEST_PATH := $(CURDIR)/$(BIN):$(CURDIR)/node_modules/.bin:$(PATH)
+
+.PHONY: help run test lint bench
+
+help:
+	@echo "make run    start ditto-tui (creates .venv on first use)"
+	@echo "make test   lint, type-check, import contracts, then the test suite"
+	@echo "make bench  runtime overhead per node: ditto_tui vs LangGraph vs bare asyncio"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(RUNTIME_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+# The dev extra includes the runtime dependencies, so it satisfies the runtime stamp too.
+$(DEV_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@ $(RUNTIME_STAMP)
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+run: $(RUNTIME_STAMP)
+	$(BIN)/ditto-tui
+
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy ditto_tui
+	$(BIN)/lint-imports
+
+# pytest exits 5 when it collected nothing; that is a failure here, and says so.
+test: lint $(NPM_STAMP)
+	PATH="$(TEST_PATH)" $(BIN)/pytest || { rc=$$?; \
+		if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; exit $$rc; }
+
+bench: $(DEV_STAMP)
+	$(PY) -m benchmarks.bench_runtime

@@ -1,0 +1,81 @@
+"""ditto-tui: supervised agent runs over a Python port of the Ditto INTERACTION worker.
+
+The public names of the contracts, runtime, sandbox, interaction and supervise layers are importable
+from here; each is loaded on first use so that ``import ditto_tui`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "ditto_tui.contracts": (
+        "Artifact",
+        "ExternalResult",
+        "InteractionError",
+        "JsonObject",
+        "JsonValue",
+        "McpCapability",
+        "Message",
+        "MessageContent",
+        "MessagePart",
+        "Observation",
+        "OutputReceipt",
+        "OutputRequest",
+        "Reference",
+        "ToolCall",
+    ),
+    "ditto_tui.errors": (
+        "DittoError",
+        "GraphExecutionError",
+        "LoopLimitError",
+        "PermissionDeniedError",
+        "UnknownNodeError",
+        "ValidationError",
+    ),
+    "ditto_tui.runtime": (
+        "WorkerContext",
+        "create_ditto",
+        "define_worker",
+        "graph",
+        "load_runtime_config_file",
+        "loop",
+    ),
+    "ditto_tui.sandbox": ("Sandbox", "SandboxPermissions", "create_local_sandbox_executor"),
+    "ditto_tui.interaction": (
+        "McpRegistry",
+        "OutputSink",
+        "RegisteredTool",
+        "Tool",
+        "ToolRegistry",
+        "create_interaction_nodes",
+        "create_interaction_worker",
+        "observe_external_result",
+    ),
+    "ditto_tui.supervise": (
+        "ApprovalDecision",
+        "ApprovalGate",
+        "ApprovalPolicy",
+        "ApprovalRequest",
+        "Approver",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ditto_tui' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

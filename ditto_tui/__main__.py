@@ -1,0 +1,64 @@
+"""The command line: ``ditto-tui [run GRAPH] [--headless] [--approve allow|deny] [--config FILE]``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ditto_tui.config import RuntimeConfig, load_runtime_config_file
+from ditto_tui.errors import DittoError
+from ditto_tui.headless import run_headless
+from ditto_tui.program import load_program
+
+DEFAULT_GRAPH = "graphs/read_and_deliver.py"
+DESCRIPTION = """\
+Supervised agent runs: run a graph, watch every node and tool call, and approve or deny each action
+that needs approval before it executes. With no command, runs the default graph of graphs/ against the
+current directory. Runs are offline unless a graph or ditto.yaml says otherwise.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ditto-tui", description=DESCRIPTION)
+    commands = parser.add_subparsers(dest="command")
+    run = commands.add_parser("run", help="run a graph file", description="Run a graph file (graphs/*.py).")
+    run.add_argument("graph", help="the graph file, e.g. graphs/read_and_deliver.py")
+    for command in (parser, run):
+        command.add_argument("--config", default=None, help="the config file (default: ./ditto.yaml if present)")
+        command.add_argument("--workspace", default=".", help="the workspace directory (default: .)")
+        command.add_argument("--headless", action="store_true",
+                             help="no UI: print one JSON event per line (the only mode for now)")
+        command.add_argument("--approve", choices=("deny", "allow"), default="deny",
+                             help="how calls that ask for approval are answered in headless runs (default: deny)")
+    return parser
+
+
+def _config(path: str | None, workspace: Path) -> RuntimeConfig:
+    if path is not None:
+        return load_runtime_config_file(path, os.environ)
+    default = workspace / "ditto.yaml"
+    if default.is_file():
+        return load_runtime_config_file(default, os.environ)
+    return RuntimeConfig()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run; returns the process exit code."""
+    args = _parser().parse_args(argv)
+    workspace = Path(args.workspace).resolve()
+    graph_file = Path(args.graph) if args.command == "run" else workspace / DEFAULT_GRAPH
+    try:
+        config = _config(args.config, workspace)
+        program = load_program(graph_file, config, workspace)
+    except DittoError as exc:
+        print(f"ditto-tui: {exc.title.lower()}: {exc.message}", file=sys.stderr)
+        return 2
+    return asyncio.run(run_headless(program, config, workspace, approve=args.approve))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""MCP: the client port, the registry and (later) the SDK adapter."""

@@ -1,0 +1,456 @@
+"""The runtime client: routes node calls to workers, runs graphs and loops, reports events."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from ditto_tui.config import RuntimeConfig
+from ditto_tui.errors import (
+    DittoError,
+    GraphExecutionError,
+    LoopLimitError,
+    RuntimeClosedError,
+    UnknownNodeError,
+    ValidationError,
+)
+from ditto_tui.runtime.events import (
+    EVENT_TYPES,
+    CustomEvent,
+    ExecutionEvent,
+    NodeInfo,
+    RunStatus,
+)
+from ditto_tui.runtime.graph import Graph, GraphNode, LoopDefinition
+from ditto_tui.runtime.worker import NodeHandler, Services, WorkerContext, WorkerDefinition
+from ditto_tui.sandbox import Sandbox, SandboxExecutor, SandboxPermissions
+from ditto_tui.signal import CancelSignal
+
+logger = logging.getLogger(__name__)
+
+Subscriber = Callable[[ExecutionEvent], object]
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    worker: WorkerDefinition
+    handler: NodeHandler
+    semaphore: asyncio.Semaphore | None
+
+
+class _RunFailed(Exception):
+    """Internal: a node of a graph failed; carries the node and its error."""
+
+    def __init__(self, node: GraphNode, error: BaseException) -> None:
+        super().__init__(node.id)
+        self.node = node
+        self.error = error
+
+
+def _describe(error: BaseException) -> str:
+    message = error.message if isinstance(error, DittoError) else str(error)
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+class Runtime:
+    """A runtime built by :func:`create_ditto`: ``invoke``, ``run``, ``loop``, ``subscribe``, ``close``."""
+
+    def __init__(
+        self,
+        *,
+        sandbox: Sandbox,
+        workers: Iterable[WorkerDefinition],
+        config: RuntimeConfig | None,
+        providers: Mapping[str, object],
+    ) -> None:
+        self.services = Services(sandbox=sandbox, config=config, providers=dict(providers))
+        self._workers: list[WorkerDefinition] = []
+        self._routes: dict[str, _Route] = {}
+        for worker in workers:
+            self._add_worker(worker)
+        self._subscribers: list[Subscriber] = []
+        self._seq = itertools.count(1)
+        self._ids = itertools.count(1)
+        self._inflight = 0
+        self._idle: asyncio.Event | None = None
+        self._closed = False
+        self._disposed = False
+
+    def _add_worker(self, worker: WorkerDefinition) -> None:
+        if not isinstance(worker, WorkerDefinition):
+            raise ValidationError("workers must be WorkerDefinition values from define_worker(...)")
+        semaphore = asyncio.Semaphore(worker.concurrency) if worker.concurrency else None
+        for node_type, handler in worker.nodes.items():
+            if node_type in self._routes:
+                raise ValidationError(f"node type {node_type!r} is exposed by two workers")
+            self._routes[node_type] = _Route(worker, handler, semaphore)
+        if worker not in self._workers:
+            self._workers.append(worker)
+
+    # -- events ---------------------------------------------------------------------------------------
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], bool]:
+        """Call ``callback(event)`` for every event; returns an unsubscribe function (True once)."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> bool:
+            try:
+                self._subscribers.remove(callback)
+            except ValueError:
+                return False
+            return True
+
+        return unsubscribe
+
+    @property
+    def observed(self) -> bool:
+        """Whether anyone listens to events (events are not even built otherwise)."""
+        return bool(self._subscribers)
+
+    def _emit(self, kind: str, run_id: str, fields: dict[str, Any]) -> None:
+        if not self._subscribers:
+            return
+        cls = EVENT_TYPES.get(kind)
+        if cls is None or cls is CustomEvent:
+            cls, fields = CustomEvent, {"name": kind, "data": fields.get("data", fields)}
+        event = cls.model_construct(kind=cls.model_fields["kind"].default, run_id=run_id,
+                                    seq=next(self._seq), at=time.time(), **fields)
+        for subscriber in tuple(self._subscribers):
+            try:
+                subscriber(event)
+            except Exception:  # a failing subscriber must not break the run
+                logger.exception("event subscriber %r failed", subscriber)
+
+    # -- calls ----------------------------------------------------------------------------------------
+
+    def _route(self, node_type: str) -> _Route:
+        route = self._routes.get(node_type)
+        if route is None:
+            raise UnknownNodeError(f"no registered worker exposes node type {node_type!r}")
+        return route
+
+    def _new_id(self, prefix: str) -> str:
+        return f"{prefix}-{next(self._ids)}"
+
+    async def invoke(
+        self, node_type: str, input: Any, *, timeout: float | None = None, signal: CancelSignal | None = None
+    ) -> Any:
+        """Call one node type and return its output directly; ``timeout`` bounds the wait in seconds."""
+        route = self._route(node_type)
+        run_id = f"invoke-{uuid.uuid4().hex[:12]}"
+        return await self._call(route, node_type, input, run_id=run_id, node_id=None, parent=signal,
+                                timeout=timeout)
+
+    async def _call(
+        self,
+        route: _Route,
+        node_type: str,
+        input: Any,
+        *,
+        run_id: str,
+        node_id: str | None,
+        parent: CancelSignal | None,
+        timeout: float | None,
+        execution_id: str | None = None,
+    ) -> Any:
+        if self._closed:
+            raise RuntimeClosedError("the runtime is closed")
+        signal = CancelSignal(parent)
+        signal.bind_task(asyncio.current_task())
+        context = WorkerContext(
+            services=self.services,
+            worker_type=route.worker.type,
+            node_type=node_type,
+            execution_id=execution_id or self._new_id("exec"),
+            invoke=self._nested_invoke(run_id, signal),
+            emit=self._emitter(run_id),
+            signal=signal,
+            run_id=run_id,
+            node_id=node_id,
+            resources=route.worker.resources,
+        )
+        self._inflight += 1
+        try:
+            if timeout is None:
+                return await self._guarded(route, input, context)
+            async with asyncio.timeout(timeout):
+                return await self._guarded(route, input, context)
+        finally:
+            self._inflight -= 1
+            if self._inflight == 0 and self._idle is not None:
+                self._idle.set()
+
+    async def _guarded(self, route: _Route, input: Any, context: WorkerContext) -> Any:
+        try:
+            if route.semaphore is None:
+                return await route.handler(input, context)
+            async with route.semaphore:
+                return await route.handler(input, context)
+        except asyncio.CancelledError:
+            context.signal.cancel()
+            raise
+
+    def _nested_invoke(self, run_id: str, parent: CancelSignal) -> Any:
+        async def invoke(node_type: str, input: Any, *, timeout: float | None = None) -> Any:
+            route = self._route(node_type)
+            return await self._call(route, node_type, input, run_id=run_id, node_id=None, parent=parent,
+                                    timeout=timeout)
+
+        return invoke
+
+    def _emitter(self, run_id: str) -> Any:
+        def emit(kind: str, /, **fields: Any) -> None:
+            self._emit(kind, run_id, fields)
+
+        return emit
+
+    # -- graphs ---------------------------------------------------------------------------------------
+
+    async def run(self, plan: Graph, input: Any = None, *, signal: CancelSignal | None = None) -> dict[str, Any]:
+        """Run ``plan`` once on ``input``; returns ``{node_id: output}`` for every node."""
+        if not isinstance(plan, Graph):
+            raise ValidationError("run() needs a graph built with graph(name)")
+        self._check_types(plan)
+        run_id = self._new_run_id()
+        self._emit_run_started(run_id, plan, "graph", None)
+        return await self._finish(run_id, self._execute(plan, input, run_id, None, signal))
+
+    async def loop(self, definition: LoopDefinition, initial: Any, *, signal: CancelSignal | None = None) -> Any:
+        """Run a loop from ``initial`` state; returns the final state."""
+        if not isinstance(definition, LoopDefinition):
+            raise ValidationError("loop() needs a definition built with loop(...)")
+        self._check_types(definition.graph)
+        run_id = self._new_run_id()
+        self._emit_run_started(run_id, definition.graph, "loop", definition.max_iterations)
+        return await self._finish(run_id, self._iterate(definition, initial, run_id, signal))
+
+    def _new_run_id(self) -> str:
+        if self._closed:
+            raise RuntimeClosedError("the runtime is closed")
+        return f"run-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+
+    def _check_types(self, plan: Graph) -> None:
+        for node in plan.nodes.values():
+            self._route(node.type)
+
+    def _emit_run_started(self, run_id: str, plan: Graph, plan_kind: str, max_iterations: int | None) -> None:
+        if self._subscribers:
+            nodes = tuple(NodeInfo(id=n.id, type=n.type, deps=n.deps) for n in plan.nodes.values())
+            self._emit("run_started", run_id, {"plan": plan.name, "plan_kind": plan_kind, "nodes": nodes,
+                                               "max_iterations": max_iterations})
+
+    async def _finish(self, run_id: str, work: Any) -> Any:
+        started = time.perf_counter()
+        status: RunStatus = "failed"
+        error: BaseException | None = None
+        try:
+            result = await work
+            status = "succeeded"
+            return result
+        except asyncio.CancelledError:
+            status = "cancelled"
+            raise
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            failed = error.node_id if isinstance(error, GraphExecutionError) else None
+            self._emit("run_finished", run_id, {
+                "status": status, "duration_ms": (time.perf_counter() - started) * 1000,
+                "error": None if error is None else _describe(error), "failed_node": failed,
+            })
+
+    async def _iterate(self, definition: LoopDefinition, state: Any, run_id: str, signal: CancelSignal | None) -> Any:
+        iteration = 0
+        while not definition.done(state):
+            if iteration >= definition.max_iterations:
+                raise LoopLimitError(
+                    f"loop over {definition.graph.name!r} did not finish within {definition.max_iterations} iterations"
+                )
+            iteration += 1
+            self._emit("loop_iteration", run_id, {"iteration": iteration,
+                                                  "max_iterations": definition.max_iterations})
+            outputs = await self._execute(definition.graph, definition.bind(state), run_id, iteration, signal)
+            state = definition.update(state, outputs)
+        return state
+
+    async def _execute(
+        self, plan: Graph, input: Any, run_id: str, iteration: int | None, signal: CancelSignal | None
+    ) -> dict[str, Any]:
+        scheduler = _Scheduler(self, plan, input, run_id, iteration, signal)
+        try:
+            return await scheduler.run()
+        except _RunFailed as failure:
+            raise GraphExecutionError(
+                f"node {failure.node.id!r} ({failure.node.type}) failed: {_describe(failure.error)}",
+                node_id=failure.node.id,
+            ) from failure.error
+
+    async def _run_node(
+        self, plan_input: Any, node: GraphNode, outputs: Mapping[str, Any], run_id: str,
+        iteration: int | None, signal: CancelSignal | None,
+    ) -> Any:
+        execution_id = self._new_id("exec")
+        observed = bool(self._subscribers)
+        started = time.perf_counter()
+        node_input: Any = None
+        if observed:
+            self._emit("node_started", run_id, {"node_id": node.id, "node_type": node.type,
+                                                "execution_id": execution_id, "iteration": iteration})
+        try:
+            node_input = node.bind(plan_input, {dep: outputs[dep] for dep in node.deps})
+            output = await self._call(self._routes[node.type], node.type, node_input, run_id=run_id,
+                                      node_id=node.id, parent=signal, timeout=None, execution_id=execution_id)
+        except BaseException as exc:
+            if observed:
+                self._emit("node_failed", run_id, {
+                    "node_id": node.id, "node_type": node.type, "execution_id": execution_id,
+                    "iteration": iteration, "duration_ms": (time.perf_counter() - started) * 1000,
+                    "error_type": type(exc).__name__, "error": _describe(exc),
+                    "cancelled": isinstance(exc, asyncio.CancelledError),
+                })
+            if isinstance(exc, Exception):
+                raise _RunFailed(node, exc) from exc
+            raise
+        if observed:
+            self._emit("node_finished", run_id, {
+                "node_id": node.id, "node_type": node.type, "execution_id": execution_id,
+                "iteration": iteration, "duration_ms": (time.perf_counter() - started) * 1000,
+                "output": output,
+            })
+        return output
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Refuse new calls, wait for in-flight calls to finish, then run each worker's dispose once."""
+        self._closed = True
+        if self._inflight:
+            self._idle = asyncio.Event()
+            if self._inflight:
+                await self._idle.wait()
+        if self._disposed:
+            return
+        self._disposed = True
+        for worker in self._workers:
+            if worker.dispose is None:
+                continue
+            outcome = worker.dispose()
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+class _Scheduler:
+    """Runs one graph: starts every node whose dependencies are done, concurrently when several are."""
+
+    __slots__ = ("_input", "_iteration", "_missing", "_plan", "_run_id", "_runtime", "_signal", "outputs")
+
+    def __init__(self, runtime: Runtime, plan: Graph, input: Any, run_id: str, iteration: int | None,
+                 signal: CancelSignal | None) -> None:
+        self._runtime = runtime
+        self._plan = plan
+        self._input = input
+        self._run_id = run_id
+        self._iteration = iteration
+        self._signal = signal
+        self._missing = {node.id: len(node.deps) for node in plan.nodes.values()}
+        self.outputs: dict[str, Any] = {}
+
+    def _start(self, node: GraphNode) -> Any:
+        return self._runtime._run_node(self._input, node, self.outputs, self._run_id, self._iteration,
+                                       self._signal)
+
+    def _complete(self, node_id: str, output: Any, ready: list[GraphNode]) -> None:
+        self.outputs[node_id] = output
+        nodes = self._plan.nodes
+        for dependent in self._plan.dependents(node_id):
+            self._missing[dependent] -= 1
+            if self._missing[dependent] == 0:
+                ready.append(nodes[dependent])
+
+    async def run(self) -> dict[str, Any]:
+        ready = [node for node in self._plan.nodes.values() if not node.deps]
+        running: dict[asyncio.Task[Any], GraphNode] = {}
+        try:
+            while ready or running:
+                if not running and len(ready) == 1:
+                    node = ready.pop()
+                    self._complete(node.id, await self._start(node), ready)
+                    continue
+                for node in ready:
+                    running[asyncio.ensure_future(self._start(node))] = node
+                ready.clear()
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    node = running.pop(task)
+                    self._complete(node.id, task.result(), ready)
+        except BaseException as exc:
+            await self._stop(running)
+            self._skip_unstarted(exc)
+            raise
+        return self.outputs
+
+    async def _stop(self, running: dict[asyncio.Task[Any], GraphNode]) -> None:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+
+    def _skip_unstarted(self, error: BaseException) -> None:
+        if not self._runtime.observed:
+            return
+        reason = "run cancelled" if isinstance(error, asyncio.CancelledError) else "an upstream node failed"
+        if isinstance(error, _RunFailed):
+            reason = f"node {error.node.id!r} failed"
+        for node in self._plan.nodes.values():
+            if node.id not in self.outputs and self._missing[node.id] > 0:
+                self._runtime._emit("node_skipped", self._run_id, {
+                    "node_id": node.id, "node_type": node.type, "iteration": self._iteration, "reason": reason,
+                })
+
+
+def create_ditto(
+    *,
+    sandbox: SandboxPermissions | Sandbox | Mapping[str, object] | None = None,
+    sandbox_executor: SandboxExecutor | None = None,
+    workers: Iterable[WorkerDefinition] = (),
+    config: RuntimeConfig | None = None,
+    workspace: str | os.PathLike[str] = ".",
+    providers: Mapping[str, object] | None = None,
+) -> Runtime:
+    """Build a runtime: a shared sandbox over ``workspace`` and the given workers.
+
+    ``sandbox`` takes permissions (a dict or :class:`SandboxPermissions`) or a ready :class:`Sandbox`;
+    when omitted and ``config`` is given, the config's ``sandbox`` section is used. Nothing is granted
+    unless stated.
+    """
+    if isinstance(sandbox, Sandbox):
+        shared = sandbox
+    else:
+        if sandbox is None and config is not None:
+            sandbox = config.sandbox.to_permissions_kwargs()
+        permissions = SandboxPermissions.coerce(sandbox)
+        shared = Sandbox(permissions, workspace=workspace, executor=sandbox_executor)
+    return Runtime(sandbox=shared, workers=workers, config=config, providers=providers or {})

@@ -1,0 +1,170 @@
+"""Execution events: what a run reports to subscribers, the journal and the UI."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EventKind = Literal[
+    "run_started",
+    "node_started",
+    "node_finished",
+    "node_failed",
+    "node_skipped",
+    "loop_iteration",
+    "approval_requested",
+    "approval_resolved",
+    "run_finished",
+    "custom",
+]
+RunStatus = Literal["succeeded", "failed", "cancelled"]
+
+
+class ExecutionEvent(BaseModel):
+    """Fields every event carries: its kind, the run it belongs to, its place and time."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str = Field(description="What happened, e.g. ``node_started``.")
+    run_id: str = Field(description="The run this event belongs to.")
+    seq: int = Field(description="Position in the runtime's event stream; strictly increasing per run.")
+    at: float = Field(description="Wall-clock time of the event (seconds since the epoch).")
+
+
+class NodeInfo(BaseModel):
+    """One node of a plan as the run announces it: id, node type and dependencies."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    type: str
+    deps: tuple[str, ...] = ()
+
+
+class RunStarted(ExecutionEvent):
+    """A graph run, loop run or single invocation began."""
+
+    kind: Literal["run_started"] = "run_started"
+    plan: str = Field(description="The graph's name.")
+    plan_kind: Literal["graph", "loop", "invoke"] = "graph"
+    nodes: tuple[NodeInfo, ...] = ()
+    max_iterations: int | None = None
+
+
+class NodeStarted(ExecutionEvent):
+    """A node's handler was called."""
+
+    kind: Literal["node_started"] = "node_started"
+    node_id: str
+    node_type: str
+    execution_id: str
+    iteration: int | None = None
+    input: Any = None
+
+
+class NodeFinished(ExecutionEvent):
+    """A node's handler returned."""
+
+    kind: Literal["node_finished"] = "node_finished"
+    node_id: str
+    node_type: str
+    execution_id: str
+    iteration: int | None = None
+    duration_ms: float
+    output: Any = None
+
+
+class NodeFailed(ExecutionEvent):
+    """A node's handler (or its bind function) raised, or the node was cancelled."""
+
+    kind: Literal["node_failed"] = "node_failed"
+    node_id: str
+    node_type: str
+    execution_id: str
+    iteration: int | None = None
+    duration_ms: float
+    error_type: str
+    error: str
+    cancelled: bool = False
+
+
+class NodeSkipped(ExecutionEvent):
+    """A node never started because a node it depends on failed or the run stopped."""
+
+    kind: Literal["node_skipped"] = "node_skipped"
+    node_id: str
+    node_type: str
+    iteration: int | None = None
+    reason: str
+
+
+class LoopIteration(ExecutionEvent):
+    """A loop starts its next iteration (numbered from 1)."""
+
+    kind: Literal["loop_iteration"] = "loop_iteration"
+    iteration: int
+    max_iterations: int
+
+
+class ApprovalRequested(ExecutionEvent):
+    """A call that needs approval is waiting for a decision."""
+
+    kind: Literal["approval_requested"] = "approval_requested"
+    request_id: str
+    call_id: str
+    tool: str
+    server: str | None = None
+    node_id: str | None = None
+    arguments: Any = None
+    arguments_digest: str
+    tool_digest: str
+    rule: str | None = None
+
+
+class ApprovalResolved(ExecutionEvent):
+    """A pending approval ended: decided, allowed or denied by policy, timed out or withdrawn."""
+
+    kind: Literal["approval_resolved"] = "approval_resolved"
+    request_id: str
+    call_id: str
+    tool: str
+    decision: Literal["approve", "approve_always", "deny", "timeout", "cancelled"]
+    reason: str | None = None
+    arguments_digest: str
+    edited: bool = False
+
+
+class RunFinished(ExecutionEvent):
+    """A run ended; ``status`` says how."""
+
+    kind: Literal["run_finished"] = "run_finished"
+    status: RunStatus
+    duration_ms: float
+    error: str | None = None
+    failed_node: str | None = None
+
+
+class CustomEvent(ExecutionEvent):
+    """An event a handler emitted through ``context.emit`` with a name of its own."""
+
+    kind: Literal["custom"] = "custom"
+    name: str
+    data: Any = None
+
+
+EVENT_TYPES: dict[str, type[ExecutionEvent]] = {
+    cls.model_fields["kind"].default: cls
+    for cls in (
+        RunStarted,
+        NodeStarted,
+        NodeFinished,
+        NodeFailed,
+        NodeSkipped,
+        LoopIteration,
+        ApprovalRequested,
+        ApprovalResolved,
+        RunFinished,
+        CustomEvent,
+    )
+}

@@ -1,0 +1,104 @@
+"""Workers: node handlers grouped under a type, and the context every handler receives."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ditto_tui.errors import ValidationError
+from ditto_tui.signal import CancelSignal
+
+if TYPE_CHECKING:
+    from ditto_tui.config import RuntimeConfig
+    from ditto_tui.sandbox import Sandbox
+    from ditto_tui.runtime.approval import Approval
+
+_TYPE_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)*$")
+
+
+class InvokeFunction(Protocol):
+    """``context.invoke``: call another node type within the same run, under the caller's signal."""
+
+    def __call__(self, node_type: str, input: Any, *, timeout: float | None = None) -> Awaitable[Any]: ...
+
+
+class EmitFunction(Protocol):
+    """``context.emit``: report an event of a known kind or a named custom event."""
+
+    def __call__(self, kind: str, /, **fields: Any) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Services:
+    """What the runtime shares with every handler."""
+
+    sandbox: Sandbox
+    config: RuntimeConfig | None = None
+    providers: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WorkerContext:
+    """The context a handler is called with: services, identity, nested calls, events and cancellation."""
+
+    services: Services
+    worker_type: str
+    node_type: str
+    execution_id: str
+    invoke: InvokeFunction
+    emit: EmitFunction
+    signal: CancelSignal
+    run_id: str
+    node_id: str | None = None
+    approval: Approval | None = None
+    resources: Mapping[str, object] = field(default_factory=dict)
+
+
+NodeHandler = Callable[[Any, WorkerContext], Awaitable[Any]]
+"""``async def handler(input, context) -> output``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerDefinition:
+    """A worker: its type, the node types it exposes, its resources and its dispose hook."""
+
+    type: str
+    nodes: Mapping[str, NodeHandler]
+    resources: Mapping[str, object] = field(default_factory=dict)
+    dispose: Callable[[], object] | None = None
+    concurrency: int | None = None
+
+
+def define_worker(
+    *,
+    type: str,
+    nodes: Mapping[str, NodeHandler],
+    resources: Mapping[str, object] | None = None,
+    dispose: Callable[[], object] | None = None,
+    concurrency: int | None = None,
+) -> WorkerDefinition:
+    """Define a worker exposing ``nodes`` (node type → handler), each type prefixed by ``type + "."``.
+
+    ``concurrency`` bounds how many entry calls of this worker run at once in one runtime; ``dispose``
+    (sync or async) runs once when the runtime closes.
+    """
+    if not isinstance(type, str) or not _TYPE_PATTERN.match(type):
+        raise ValidationError(f"worker type {type!r} must be dotted identifiers such as 'INTERACTION'")
+    if not nodes:
+        raise ValidationError(f"worker {type!r} exposes no node types")
+    for node_type, handler in nodes.items():
+        if not isinstance(node_type, str) or not _TYPE_PATTERN.match(node_type):
+            raise ValidationError(f"node type {node_type!r} of worker {type!r} is not a dotted name")
+        if not node_type.startswith(type + "."):
+            raise ValidationError(f"node type {node_type!r} must start with its worker type {type + '.'!r}")
+        if not callable(handler):
+            raise ValidationError(f"handler for {node_type!r} is not callable")
+    if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)):
+        raise ValidationError("concurrency must be a positive integer")
+    if concurrency is not None and concurrency < 1:
+        raise ValidationError("concurrency must be a positive integer")
+    return WorkerDefinition(
+        type=type, nodes=dict(nodes), resources=dict(resources or {}), dispose=dispose, concurrency=concurrency
+    )

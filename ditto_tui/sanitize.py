@@ -1,0 +1,391 @@
+"""One-line public error messages: no secrets, controls, absolute paths or stack frames (ADVERSARIAL E)."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import os
+import re
+import urllib.parse
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ditto_tui.contracts import InteractionError
+
+__all__ = [
+    "MAX_PUBLIC_MESSAGE_LENGTH",
+    "REDACTED",
+    "public_message_from_exception",
+    "safe_error",
+    "sanitize_public_message",
+    "unsafe_reason",
+]
+
+MAX_PUBLIC_MESSAGE_LENGTH = 512
+"""The longest public message ``unsafe_reason`` accepts, in code points."""
+
+REDACTED = "[REDACTED]"
+"""What a credential or a configured secret is replaced with."""
+
+_PATH = "<path>"
+_FRAME = "<frame>"
+_ELLIPSIS = "…"
+_WITHHELD = "message withheld"
+# Work on a bounded prefix: the public message keeps at most 512 characters, so anything past this
+# point can never be shown, and every pattern below stays linear on what is left.
+_WORKING_LIMIT = 65_536
+_ROUNDS = 3
+
+# --- characters --------------------------------------------------------------------------------------
+
+_LINE_BREAKS = re.compile(r"[\t\n\v\f\r\x1c-\x1f\x85\u2028\u2029]+")
+_ESCAPE_SEQUENCES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
+    r"|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"  # OSC, DCS, SOS, PM, APC with a terminator
+)
+# C0, DEL, C1, lone surrogates, and every format (Cf) or invisible character that can reorder or hide
+# text: bidi controls, zero-width characters, fillers, variation selectors and Unicode tags.
+_FORBIDDEN_CHARS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\ud800-\udfff"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]"
+)
+
+# --- stack frames --------------------------------------------------------------------------------------
+
+_TRACEBACK_HEADER = "Traceback (most recent call last):"
+_FRAME_PATTERN = re.compile(r'File "[^"]{0,512}", line \d+')
+
+# --- credentials (E-01 .. E-03) ------------------------------------------------------------------------
+
+_VALUE = r"(?:\[REDACTED\]|[^\s\"'`,;<>(){}\[\]…]+)"
+_TOKEN_PATTERN = re.compile(
+    r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----.*?(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
+    r"|\bsk-[A-Za-z0-9_\-]{16,}"
+    r"|\bgithub_pat_[A-Za-z0-9_]{20,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
+    r"|\bxox[abprs]-[A-Za-z0-9\-]{10,}"
+    r"|\b(?:AKIA|ASIA)[A-Z0-9]{16,}"
+    r"|\bAIza[A-Za-z0-9_\-]{30,}"
+    r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"
+)
+_HEADER_PATTERN = re.compile(
+    r"(?i)(?<![A-Za-z0-9_-])((?:proxy-)?authorization|x-api-key|x-goog-api-key|x-auth-token"
+    r"|x-subscription-token|api-key|(?:set-)?cookie)"
+    r"([\"']?\s*[:=]\s*[\"']?)"
+    r"((?:bearer|basic|token|digest)\s+)?"
+    rf"({_VALUE}(?:;\s?{_VALUE})*)"
+)
+_BEARER_PATTERN = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9\-._~+/]{12,}=*)")
+_USERINFO_PATTERN = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://)([^\s/@\"'<>]+)@")
+_QUERY_PATTERN = re.compile(
+    r"(?i)(?<![A-Za-z0-9])(access_token|refresh_token|client_secret|api_key|apikey|x-amz-signature"
+    r"|x-amz-credential|signature|password|passwd|secret|token|key|sig)"
+    r"( ?= ?[\"']?)((?:\[REDACTED\]|[^\s&\"'`#<>…]+))"
+)
+
+# A cheap first look: every credential pattern above needs one of these substrings.
+_MAYBE_CREDENTIAL = re.compile(
+    r"(?i)sk-|github_pat_|gh[pousr]_|xox[abprs]-|akia|asia|aiza|eyj|-----begin"
+    r"|authorization|api-key|token|cookie|bearer|=|://"
+)
+
+# --- absolute paths (E-05) -------------------------------------------------------------------------------
+
+_PATH_CHARS = r"[^\s\"'`<>|,;(){}\[\]…]"
+
+
+def _build_path_pattern() -> re.Pattern[str]:
+    """Absolute paths, with ``scheme://host`` URLs matched first so the slashes inside them are skipped.
+
+    A path starts after a delimiter (``[`` excluded, so markup such as ``[/b]`` stays text) and does not
+    end with sentence punctuation.
+    """
+    boundary = (
+        r"(?:(?<![\w.\-~/%+*@#$&?!^\[])"
+        r"|(?<=\\[nrtvfab0])|(?<=\\x[0-9a-fA-F]{2})|(?<=\\u[0-9a-fA-F]{4}))"  # after a repr() escape
+    )
+    body = rf"{_PATH_CHARS}*(?<![.:!?])"
+    return re.compile(
+        rf"(?P<file>(?i:\bfile:)/+{body})"
+        r"|(?P<url>\b[A-Za-z][A-Za-z0-9+.\-]{0,31}://(?!/))"
+        rf"|(?P<home>{boundary}~[\w.\-]*/{body})"
+        rf"|(?P<drive>{boundary}[A-Za-z]:[\\/]{body})"
+        rf"|(?P<unc>{boundary}\\\\{_PATH_CHARS}{body})"
+        rf"|(?P<posix>{boundary}/{_PATH_CHARS}{body})"
+    )
+
+
+_PATH_PATTERN = _build_path_pattern()
+_PLACEHOLDERS = re.compile(r"\[REDACTED\]|<path>|<frame>")
+_CODE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+# Cutting inside one of these could leave a prefix that looks like a fresh credential marker.
+_UNCUTTABLE = (_PLACEHOLDERS, _HEADER_PATTERN, _QUERY_PATTERN, _USERINFO_PATTERN, _BEARER_PATTERN)
+
+
+def unsafe_reason(message: str) -> str | None:
+    """Why ``message`` may not be shown as a public error message, or ``None`` when it is safe.
+
+    A safe message has at most 512 characters, no line break, no C0/DEL/C1/ESC control, no bidi or
+    invisible character, no credential marker (known token prefixes, credential headers, URL userinfo or
+    secret query parameters not already ``[REDACTED]``), no absolute path and no stack frame.
+    """
+    if not isinstance(message, str):
+        return "message is not a string"
+    if len(message) > MAX_PUBLIC_MESSAGE_LENGTH:
+        return f"message is longer than {MAX_PUBLIC_MESSAGE_LENGTH} characters"
+    if "\n" in message or "\r" in message:
+        return "message contains a line break"
+    if _FORBIDDEN_CHARS.search(message):
+        return "message contains control, bidi or invisible characters"
+    if _TRACEBACK_HEADER in message or _FRAME_PATTERN.search(message):
+        return "message contains a stack frame"
+    if _MAYBE_CREDENTIAL.search(message) and _redact_credentials(message) != message:
+        return "message contains a credential marker"
+    if ("/" in message or "\\" in message) and _replace_paths(message, None) != message:
+        return "message contains an absolute path"
+    return None
+
+
+def sanitize_public_message(
+    message: object,
+    *,
+    secrets: Iterable[str] = (),
+    workspace: str | os.PathLike[str] | None = None,
+    limit: int = MAX_PUBLIC_MESSAGE_LENGTH,
+) -> str:
+    """Turn anything into a one-line public message that ``unsafe_reason`` accepts; never raises.
+
+    In order: a Python traceback keeps only its final ``Type: text`` line; line breaks become spaces and
+    control, escape-sequence, bidi and invisible characters are removed; stack frames become ``<frame>``;
+    configured ``secrets`` (also URL-encoded and base64), known token prefixes, credential headers and
+    URL secrets become ``[REDACTED]``; absolute paths become ``<path>``, or a workspace-relative path when
+    inside ``workspace``; last, the text is cut to ``limit`` (at most 512) characters ending with ``…``.
+    Exceptions are summarised by ``public_message_from_exception``.
+    """
+    try:
+        forms = _secret_forms(tuple(secrets))
+        root = _workspace_root(workspace)
+        if isinstance(message, BaseException):
+            text = _exception_text(message, forms, root)
+        else:
+            text = _to_text(message)
+        return _settle(text, forms, root, _clamp(limit))
+    except Exception:  # noqa: BLE001 - totality: a public message must always be produced
+        return _WITHHELD
+
+
+def public_message_from_exception(
+    exc: BaseException,
+    *,
+    secrets: Iterable[str] = (),
+    workspace: str | os.PathLike[str] | None = None,
+) -> str:
+    """``"TypeName: sanitised message"`` for ``exc``, on one line; never raises.
+
+    Only ``str(exc)`` is read: ``__cause__``, ``__context__`` and tracebacks are never serialised, and
+    the ``repr`` of the arguments that ``str`` may produce is sanitised like any other text.
+    """
+    return sanitize_public_message(exc, secrets=secrets, workspace=workspace)
+
+
+def safe_error(
+    code: str,
+    message: object,
+    *,
+    secrets: Iterable[str] = (),
+    retryable: bool | None = None,
+) -> InteractionError:
+    """An ``InteractionError`` whose message is ``message`` sanitised; an invalid ``code`` raises."""
+    # contracts validates messages with unsafe_reason, so it imports this module, not the reverse.
+    from ditto_tui.contracts import InteractionError
+    from ditto_tui.errors import ValidationError
+
+    if not isinstance(code, str) or not _CODE.fullmatch(code):
+        raise ValidationError(f"invalid error code {code!r}: expected ^[A-Za-z0-9_.-]{{1,64}}$")
+    text = sanitize_public_message(message, secrets=secrets)
+    return InteractionError(code=code, message=text, retryable=retryable)
+
+
+# --- the pipeline --------------------------------------------------------------------------------------
+
+
+def _settle(text: str, forms: tuple[str, ...], root: str | None, limit: int) -> str:
+    """Run the pipeline until its output is safe; fall back to a fixed message that is."""
+    for _ in range(_ROUNDS):
+        text = _pipeline(text, forms, root, limit)
+        if _is_public(text, forms):
+            return text
+    return _WITHHELD if _is_public(_WITHHELD, forms) else ""
+
+
+def _is_public(text: str, forms: tuple[str, ...]) -> bool:
+    return unsafe_reason(text) is None and not any(form in text for form in forms)
+
+
+def _pipeline(text: str, forms: tuple[str, ...], root: str | None, limit: int) -> str:
+    text = _last_exception_line(text)
+    text = _single_line(_cap(text))
+    text = _FRAME_PATTERN.sub(_FRAME, text)
+    text = _redact_secrets(text, forms)
+    text = _redact_credentials(text)
+    text = _replace_paths(text, root)
+    return _truncate(text, limit)
+
+
+def _to_text(message: object) -> str:
+    if isinstance(message, str):
+        return str.__str__(message)
+    try:
+        return str(message)
+    except Exception:  # noqa: BLE001 - a hostile __str__ must not break error reporting
+        return f"<unprintable {type(message).__name__}>"
+
+
+def _exception_text(exc: BaseException, forms: tuple[str, ...], root: str | None) -> str:
+    """``Type: message`` with each part sanitised on its own, so a traceback cannot drop the type."""
+    name = _settle(type(exc).__name__, forms, root, 64) or "Error"
+    detail = _settle(_exception_detail(exc, forms, root), forms, root, MAX_PUBLIC_MESSAGE_LENGTH)
+    return f"{name}: {detail}" if detail else name
+
+
+def _exception_detail(exc: BaseException, forms: tuple[str, ...], root: str | None) -> str:
+    """``str(exc)``; when that is the ``repr`` of several arguments, each text argument is sanitised first."""
+    if type(exc).__str__ is not BaseException.__str__ or len(exc.args) < 2:
+        return _to_text(exc)
+    args = tuple(_settle(arg, forms, root, 256) if isinstance(arg, str) else arg for arg in exc.args)
+    return _to_text(args)
+
+
+def _clamp(limit: object) -> int:
+    if not isinstance(limit, int):
+        return MAX_PUBLIC_MESSAGE_LENGTH
+    return max(0, min(limit, MAX_PUBLIC_MESSAGE_LENGTH))
+
+
+def _cap(text: str) -> str:
+    """Bound the working text; back off to a space so no partial secret sits at the cut."""
+    if len(text) <= _WORKING_LIMIT:
+        return text
+    head = text[:_WORKING_LIMIT]
+    space = head.rfind(" ", _WORKING_LIMIT - 1024)
+    return head[:space] if space > 0 else head
+
+
+def _last_exception_line(text: str) -> str:
+    """From a traceback keep the final exception's ``Type: text`` line (E-06)."""
+    at = text.rfind(_TRACEBACK_HEADER)
+    if at < 0:
+        return text
+    tail = [line for line in text[at + len(_TRACEBACK_HEADER) :].splitlines() if line.strip()]
+    flush = [line for line in tail if not line[0].isspace()]
+    if flush:
+        return flush[0]
+    return tail[-1].strip().lstrip("|+- ") if tail else ""
+
+
+def _single_line(text: str) -> str:
+    text = _LINE_BREAKS.sub(" ", text)
+    text = _ESCAPE_SEQUENCES.sub("", text)
+    return _FORBIDDEN_CHARS.sub("", text).strip()
+
+
+def _redact_secrets(text: str, forms: tuple[str, ...]) -> str:
+    if not forms:
+        return text
+    return _secret_pattern(forms).sub(REDACTED, text)
+
+
+def _redact_credentials(text: str) -> str:
+    text = _TOKEN_PATTERN.sub(REDACTED, text)
+    text = _HEADER_PATTERN.sub(_redact_header, text)
+    text = _BEARER_PATTERN.sub(rf"\1{REDACTED}", text)
+    text = _USERINFO_PATTERN.sub(rf"\1{REDACTED}@", text)
+    return _QUERY_PATTERN.sub(rf"\1\2{REDACTED}", text)
+
+
+def _redact_header(match: re.Match[str]) -> str:
+    name, separator, scheme = match.group(1), match.group(2), match.group(3) or ""
+    return f"{name}{separator}{scheme}{REDACTED}"
+
+
+def _replace_paths(text: str, root: str | None) -> str:
+    return _PATH_PATTERN.sub(_path_replacer(root), text)
+
+
+def _path_replacer(root: str | None) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        if match.lastgroup == "url":
+            return match.group()
+        if root is not None and match.lastgroup == "posix":
+            return _relative(match.group(), root)
+        return _PATH
+
+    return replace
+
+
+def _relative(path: str, root: str) -> str:
+    normal = os.path.normpath(path)
+    if normal == root:
+        return "."
+    if normal.startswith(root.rstrip("/") + "/"):
+        return normal[len(root.rstrip("/")) + 1 :]
+    return _PATH
+
+
+def _truncate(text: str, limit: int) -> str:
+    """Cut to ``limit`` characters ending with ``…``, never inside a placeholder or credential match."""
+    if len(text) <= limit:
+        return text
+    if limit == 0:
+        return ""
+    cut, previous = limit - 1, -1
+    while cut != previous:
+        previous = cut
+        for pattern in _UNCUTTABLE:
+            cut = _before_spans(pattern, text, cut)
+    return text[:cut].rstrip() + _ELLIPSIS
+
+
+def _before_spans(pattern: re.Pattern[str], text: str, cut: int) -> int:
+    for match in pattern.finditer(text, 0, cut + 256):
+        if match.start() < cut < match.end():
+            return match.start()
+    return cut
+
+
+# --- secrets and workspace -------------------------------------------------------------------------------
+
+
+def _secret_forms(secrets: tuple[object, ...]) -> tuple[str, ...]:
+    """Every configured secret plus its single-line, URL-encoded and base64 forms, longest first."""
+    forms: set[str] = set()
+    for secret in secrets:
+        if isinstance(secret, str) and secret:
+            forms.update(_forms_of(secret))
+    forms.discard("")
+    return tuple(sorted(forms, key=lambda form: (-len(form), form)))
+
+
+def _forms_of(secret: str) -> set[str]:
+    raw = secret.encode("utf-8", "surrogatepass")
+    quoted = {urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret, safe="")}
+    quoted |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), form) for form in quoted}
+    encoded = {base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()}
+    encoded |= {form.rstrip("=") for form in encoded}
+    return {secret, _single_line(secret)} | quoted | encoded
+
+
+@functools.lru_cache(maxsize=64)
+def _secret_pattern(forms: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(form) for form in forms))
+
+
+def _workspace_root(workspace: str | os.PathLike[str] | None) -> str | None:
+    if workspace is None:
+        return None
+    root = os.path.normpath(os.fspath(workspace))
+    return root if os.path.isabs(root) and root != "/" else None

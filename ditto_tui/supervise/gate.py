@@ -1,0 +1,384 @@
+"""The approval gate: no call that needs approval executes without a decision bound to it."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import pydantic
+
+from ditto_tui.contracts import ExternalResult, ToolCall, ensure_json
+from ditto_tui.digest import arguments_digest, canonical_json, tool_digest
+from ditto_tui.errors import ValidationError
+from ditto_tui.interaction.mcp.registry import McpRegistry
+from ditto_tui.interaction.tools import PreparedCall, ToolRegistry
+from ditto_tui.runtime.approval import Approval
+from ditto_tui.runtime.worker import WorkerContext
+from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
+from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
+
+if TYPE_CHECKING:
+    from ditto_tui.sandbox import Sandbox
+    from ditto_tui.signal import CancelSignal
+
+MAX_FRESH_REQUESTS = 3
+
+
+@runtime_checkable
+class Approver(Protocol):
+    """Whoever decides: a person in the TUI, a fixed answer in headless runs, a test."""
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Answer one request."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Subject:
+    """One call as the gate sees it, tool or MCP, before a decision."""
+
+    call: ToolCall
+    label: str
+    server: str | None
+    description: str | None
+    effects: tuple[str, ...]
+    input_schema: Mapping[str, Any] | None
+    tool_digest: str
+    canonical_arguments: str
+    arguments_digest: str
+    revalidate: Callable[[Mapping[str, Any]], None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Outcome:
+    """Either an approval (and the arguments it covers) or a result that ends the call unexecuted."""
+
+    approval: Approval | None = None
+    canonical_arguments: str = ""
+    result: ExternalResult | None = None
+
+
+def _ended(subject: _Subject, status: str, code: str, message: str) -> _Outcome:
+    result = ExternalResult.model_validate(
+        {
+            "call_id": subject.call.id,
+            "source": subject.label,
+            "status": status,
+            "error": {"code": code, "message": message},
+        }
+    )
+    return _Outcome(result=result)
+
+
+def _no_validation(_arguments: Mapping[str, Any]) -> None:
+    return None
+
+
+@dataclass
+class _Pending:
+    request: ApprovalRequest
+    withdrawn: asyncio.Future[None]
+
+
+class ApprovalGate:
+    """Sits in front of the tool and MCP registries (``create_interaction_worker(..., approval=gate)``).
+
+    A call the policy allows runs; one it denies ends ``failed``/``APPROVAL_DENIED``; one it asks about
+    waits for ``approver.decide`` (no approver ⇒ denied). The decision binds to the call id, the
+    sha256 of the exact arguments and the tool definition digest; edited arguments are validated again.
+    ``timeout`` (seconds) ends an unanswered request with ``APPROVAL_TIMEOUT``; a request withdrawn with
+    :meth:`withdraw`, or whose call is cancelled, never executes.
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: ApprovalPolicy | None = None,
+        approver: Approver | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        if timeout is not None and not timeout > 0:
+            raise ValidationError("approval timeout must be a positive number of seconds")
+        self.policy = policy or ApprovalPolicy()
+        self.approver = approver
+        self.timeout = timeout
+        self._always: set[tuple[str, str]] = set()
+        self._pending: dict[str, _Pending] = {}
+        self._ids = itertools.count(1)
+        self._session = uuid.uuid4().hex[:8]
+
+    # -- what the UI sees -----------------------------------------------------------------------------
+
+    def pending(self) -> list[ApprovalRequest]:
+        """Requests waiting for a decision, oldest first."""
+        return [entry.request for entry in self._pending.values()]
+
+    def withdraw(self, request_id: str) -> bool:
+        """End a pending request as ``cancelled`` without executing it; False if it is not pending."""
+        entry = self._pending.get(request_id)
+        if entry is None or entry.withdrawn.done():
+            return False
+        entry.withdrawn.set_result(None)
+        return True
+
+    def always_approved(self) -> list[str]:
+        """Tools approved for the rest of this session."""
+        return sorted(label for label, _digest in self._always)
+
+    # -- registered tools -----------------------------------------------------------------------------
+
+    async def call_tool(
+        self, registry: ToolRegistry, call: ToolCall | Mapping[str, Any], context: WorkerContext
+    ) -> ExternalResult:
+        """Prepare the call (every registry check), decide, then execute it at most once."""
+        prepared = registry.prepare(call, context)
+        definition = prepared.definition
+        subject = _Subject(
+            call=prepared.call,
+            label=definition.name,
+            server=None,
+            description=definition.description,
+            effects=definition.effects,
+            input_schema=definition.input_schema,
+            tool_digest=definition.digest,
+            canonical_arguments=prepared.canonical_arguments,
+            arguments_digest=prepared.arguments_digest,
+            revalidate=lambda arguments: registry.validate_arguments(definition, prepared.tool, arguments),
+        )
+        verdict = self.policy.for_tool(definition.name, definition.requires_approval)
+        if verdict.decision == "allow" and not definition.requires_approval:
+            return await registry.execute(prepared, context)
+        outcome = await self._authorize(subject, verdict, context)
+        if outcome.result is not None:
+            return outcome.result
+        assert outcome.approval is not None
+        approved = _with_arguments(prepared, outcome.canonical_arguments)
+        return await registry.execute(approved, dataclasses.replace(context, approval=outcome.approval))
+
+    # -- MCP tools ------------------------------------------------------------------------------------
+
+    async def invoke_mcp(
+        self,
+        registry: McpRegistry,
+        server: str,
+        call: ToolCall,
+        sandbox: Sandbox,
+        signal: CancelSignal | None,
+        context: WorkerContext | None,
+    ) -> ExternalResult:
+        """Decide on one MCP call, then invoke it at most once."""
+        capability = registry.known_capability(server, call.name)
+        label = f"{server}:{call.name}"
+        description = capability.description if capability else None
+        schema = capability.input_schema if capability else None
+        canonical = canonical_json(call.arguments)
+        subject = _Subject(
+            call=call,
+            label=label,
+            server=server,
+            description=description,
+            effects=(),
+            input_schema=schema,
+            tool_digest=tool_digest(name=label, description=description, input_schema=schema, effects=()),
+            canonical_arguments=canonical,
+            arguments_digest=arguments_digest(json.loads(canonical)),
+            revalidate=_no_validation,
+        )
+        verdict = self.policy.for_mcp(server, call.name)
+        if verdict.decision == "allow":
+            return await registry.invoke_unguarded(server, call, sandbox, signal)
+        outcome = await self._authorize(subject, verdict, context, signal)
+        if outcome.result is not None:
+            return outcome.result
+        edited = call.model_copy(update={"arguments": json.loads(outcome.canonical_arguments)})
+        return await registry.invoke_unguarded(server, edited, sandbox, signal)
+
+    # -- the decision ---------------------------------------------------------------------------------
+
+    async def _authorize(
+        self,
+        subject: _Subject,
+        verdict: Verdict,
+        context: WorkerContext | None,
+        signal: CancelSignal | None = None,
+    ) -> _Outcome:
+        if verdict.decision == "deny":
+            return _ended(subject, "failed", "APPROVAL_DENIED", f"The approval policy denies {subject.label!r}")
+        if verdict.decision == "allow":
+            return self._approval(subject, "approve", verdict.rule, subject.canonical_arguments)
+        if (subject.label, subject.tool_digest) in self._always:
+            return self._approval(subject, "approve_always", verdict.rule, subject.canonical_arguments)
+        if self.approver is None:
+            return _ended(subject, "failed", "APPROVAL_DENIED", "No approver is available to approve this call")
+        for _attempt in range(MAX_FRESH_REQUESTS):
+            outcome = await self._ask(subject, verdict, context, signal or (context.signal if context else None))
+            if outcome is not None:
+                return outcome
+        return _ended(subject, "failed", "APPROVAL_MISMATCH", "The approved arguments kept changing")
+
+    def _approval(self, subject: _Subject, kind: str, rule: str | None, canonical: str,
+                  request_id: str | None = None) -> _Outcome:
+        approval = Approval(
+            call_id=subject.call.id,
+            arguments_digest=arguments_digest(json.loads(canonical)),
+            tool_digest=subject.tool_digest,
+            decision=kind,  # type: ignore[arg-type]
+            decided_at=time.time(),
+            request_id=request_id,
+            rule=rule,
+        )
+        return _Outcome(approval=approval, canonical_arguments=canonical)
+
+    def _request(self, subject: _Subject, verdict: Verdict, context: WorkerContext | None) -> ApprovalRequest:
+        return ApprovalRequest(
+            request_id=f"approval-{self._session}-{next(self._ids)}",
+            call=ToolCall(id=subject.call.id, name=subject.call.name,
+                          arguments=json.loads(subject.canonical_arguments)),
+            tool=subject.label,
+            server=subject.server,
+            description=subject.description,
+            effects=subject.effects,
+            input_schema=subject.input_schema,
+            tool_digest=subject.tool_digest,
+            arguments_digest=subject.arguments_digest,
+            rule=verdict.rule,
+            run_id=context.run_id if context else None,
+            node_id=context.node_id if context else None,
+            requested_at=time.time(),
+        )
+
+    async def _ask(
+        self, subject: _Subject, verdict: Verdict, context: WorkerContext | None, signal: CancelSignal | None
+    ) -> _Outcome | None:
+        request = self._request(subject, verdict, context)
+        _emit(context, "approval_requested", request_id=request.request_id, call_id=subject.call.id,
+              tool=subject.label, server=subject.server, node_id=request.node_id,
+              arguments=request.call.arguments, arguments_digest=subject.arguments_digest,
+              tool_digest=subject.tool_digest, rule=verdict.rule)
+        try:
+            answer = await self._wait(request, signal)
+        except asyncio.CancelledError:
+            self._resolved(context, request, "cancelled", "the call was cancelled")
+            raise
+        if answer == "timeout":
+            self._resolved(context, request, "timeout", "no decision in time")
+            return _ended(subject, "timeout", "APPROVAL_TIMEOUT", "No decision was made in time")
+        if answer == "withdrawn":
+            self._resolved(context, request, "cancelled", "the request was withdrawn")
+            return _ended(subject, "cancelled", "APPROVAL_CANCELLED", "The call was cancelled before approval")
+        if arguments_digest(request.call.arguments) != subject.arguments_digest:
+            self._resolved(context, request, "cancelled", "the arguments changed after they were shown")
+            return None
+        return self._apply(subject, verdict, context, request, answer)
+
+    async def _wait(self, request: ApprovalRequest, signal: CancelSignal | None) -> ApprovalDecision | str:
+        assert self.approver is not None
+        loop = asyncio.get_running_loop()
+        entry = _Pending(request, loop.create_future())
+        self._pending[request.request_id] = entry
+        deciding = asyncio.ensure_future(self.approver.decide(request))
+        watchers: set[asyncio.Future[Any]] = {deciding, entry.withdrawn}
+        watching = asyncio.ensure_future(signal.wait()) if signal is not None else None
+        if watching is not None:
+            watchers.add(watching)
+        try:
+            done, _ = await asyncio.wait(watchers, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            del self._pending[request.request_id]
+            for future in watchers:
+                if not future.done():
+                    future.cancel()
+            if not deciding.done():
+                await asyncio.gather(deciding, return_exceptions=True)
+        if not done:
+            return "timeout"
+        if entry.withdrawn in done or watching in done or (signal is not None and signal.cancelled):
+            return "withdrawn"
+        return _decision_of(deciding)
+
+    def _apply(
+        self,
+        subject: _Subject,
+        verdict: Verdict,
+        context: WorkerContext | None,
+        request: ApprovalRequest,
+        decision: ApprovalDecision,
+    ) -> _Outcome:
+        if not decision.approves:
+            reason = sanitize_public_message(decision.reason or "The call was denied")
+            self._resolved(context, request, "deny", reason)
+            return _ended(subject, "failed", "APPROVAL_DENIED", reason or "The call was denied")
+        canonical = subject.canonical_arguments
+        if decision.arguments is not None:
+            try:
+                canonical = _edited_arguments(decision.arguments, subject.revalidate)
+            except (ValidationError, pydantic.ValidationError) as exc:
+                message = sanitize_public_message(getattr(exc, "message", None) or str(exc))
+                self._resolved(context, request, "deny", f"edited arguments refused: {message}")
+                return _ended(subject, "failed", "APPROVAL_EDIT_INVALID", message or "The edited arguments are invalid")
+        if decision.kind == "approve_always":
+            self._always.add((subject.label, subject.tool_digest))
+        edited = canonical != subject.canonical_arguments
+        self._resolved(context, request, decision.kind, decision.reason, canonical, edited)
+        return self._approval(subject, decision.kind, verdict.rule, canonical, request.request_id)
+
+    def _resolved(
+        self,
+        context: WorkerContext | None,
+        request: ApprovalRequest,
+        decision: str,
+        reason: str | None,
+        canonical: str | None = None,
+        edited: bool = False,
+    ) -> None:
+        digest = arguments_digest(json.loads(canonical)) if canonical is not None else request.arguments_digest
+        _emit(context, "approval_resolved", request_id=request.request_id, call_id=request.call.id,
+              tool=request.tool, decision=decision,
+              reason=None if reason is None else sanitize_public_message(reason),
+              arguments_digest=digest, edited=edited)
+
+
+def _decision_of(deciding: asyncio.Future[Any]) -> ApprovalDecision:
+    """The approver's answer; an approver that fails or answers nonsense denies (fail closed)."""
+    if deciding.cancelled() or deciding.exception() is not None:
+        return ApprovalDecision(kind="deny", reason="The approver failed to decide")
+    decision = deciding.result()
+    if not isinstance(decision, ApprovalDecision):
+        return ApprovalDecision(kind="deny", reason="The approver gave an invalid decision")
+    return decision
+
+
+def _edited_arguments(arguments: Mapping[str, Any], revalidate: Callable[[Mapping[str, Any]], None]) -> str:
+    checked = ensure_json(dict(arguments), where="arguments")
+    canonical = canonical_json(checked)
+    revalidate(json.loads(canonical))
+    return canonical
+
+
+def _with_arguments(prepared: PreparedCall, canonical: str) -> PreparedCall:
+    if canonical == prepared.canonical_arguments:
+        return prepared
+    arguments = json.loads(canonical)
+    return dataclasses.replace(
+        prepared,
+        call=prepared.call.model_copy(update={"arguments": arguments}),
+        arguments=arguments,
+        canonical_arguments=canonical,
+        arguments_digest=arguments_digest(arguments),
+    )
+
+
+def _emit(context: WorkerContext | None, kind: str, **fields: Any) -> None:
+    if context is not None:
+        context.emit(kind, **fields)
+
+
+__all__ = ["ApprovalGate", "Approver"]

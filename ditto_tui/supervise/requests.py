@@ -1,0 +1,72 @@
+"""What an approver is asked and what it answers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ditto_tui.contracts import ToolCall
+from ditto_tui.errors import ValidationError
+from ditto_tui.runtime.approval import Approval, DecisionKind
+
+__all__ = ["Approval", "ApprovalDecision", "ApprovalRequest", "DecisionKind"]
+
+_KINDS = ("approve", "approve_always", "deny")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalRequest:
+    """One call waiting for a decision, with everything a person needs to decide.
+
+    ``request_id`` is unique per request (a reused call id gets a new request); ``arguments_digest`` is
+    the sha256 of the canonical JSON of ``call.arguments``; ``tool_digest`` that of the tool's name,
+    description, input schema and effects; ``rule`` names the policy rule that asked (``None``: the
+    tool's own ``requires_approval``).
+    """
+
+    request_id: str
+    call: ToolCall
+    tool: str
+    server: str | None
+    description: str | None
+    effects: tuple[str, ...]
+    input_schema: Mapping[str, Any] | None
+    tool_digest: str
+    arguments_digest: str
+    rule: str | None
+    run_id: str | None
+    node_id: str | None
+    requested_at: float
+
+    @property
+    def arguments(self) -> Mapping[str, Any]:
+        """The exact arguments that will execute if approved."""
+        return self.call.arguments
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalDecision:
+    """An approver's answer: approve once, approve this tool for the session, or deny with a reason.
+
+    ``arguments`` replaces the call's arguments (an edit); they are validated again by the tool and the
+    approval binds to their digest.
+    """
+
+    kind: Literal["approve", "approve_always", "deny"]
+    reason: str | None = None
+    arguments: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise ValidationError(f"decision kind {self.kind!r} must be approve, approve_always or deny")
+        if self.kind == "deny" and self.arguments is not None:
+            raise ValidationError("a denial carries no arguments")
+        if self.arguments is not None and not isinstance(self.arguments, Mapping):
+            raise ValidationError("edited arguments must be a JSON object")
+
+    @property
+    def approves(self) -> bool:
+        """Whether the decision lets the call execute."""
+        return self.kind != "deny"
+

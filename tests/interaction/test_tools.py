@@ -1,0 +1,181 @@
+"""INTERACTION.ACT.TOOL and the tool registry: check order, results, permissions (S group)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ditto_tui.contracts import ExternalResult
+from ditto_tui.errors import (
+    InvalidResultError,
+    PermissionDeniedError,
+    ToolValidationError,
+    UnknownToolError,
+    ValidationError,
+)
+from ditto_tui.interaction import Tool, ToolRegistry, create_interaction_worker
+from ditto_tui.runtime import WorkerContext, create_ditto
+
+
+class Spy:
+    """A tool whose validate and execute record every call."""
+
+    def __init__(self, outcome: Any = None, *, effects: tuple[str, ...] = (), name: str = "spy") -> None:
+        self.validated: list[Mapping[str, Any]] = []
+        self.executed: list[Mapping[str, Any]] = []
+        self.outcome = outcome if outcome is not None else {"status": "success", "content": "ok"}
+        self.tool = Tool(name=name, input_schema={"type": "object"}, effects=effects,
+                         validate_fn=self.validate, execute_fn=self.execute)
+
+    def validate(self, args: Mapping[str, Any]) -> None:
+        self.validated.append(args)
+        if "bad" in args:
+            raise ValueError("bad is not allowed")
+
+    async def execute(self, args: Mapping[str, Any], context: WorkerContext) -> Any:
+        self.executed.append(args)
+        return self.outcome
+
+
+def call(name: str = "spy", arguments: Mapping[str, Any] | None = None, id: str = "c-1") -> dict[str, Any]:
+    return {"call": {"id": id, "name": name, "arguments": dict(arguments or {})}}
+
+
+async def invoke(spy: Spy, sandbox: Mapping[str, Any], payload: Any, tmp_path: Path) -> ExternalResult:
+    async with create_ditto(sandbox=sandbox, workspace=tmp_path,
+                            workers=[create_interaction_worker(tools=[spy.tool])]) as runtime:
+        result: ExternalResult = await runtime.invoke("INTERACTION.ACT.TOOL", payload)
+        return result
+
+
+def test_register_refuses_bad_and_duplicate_names_and_unregister_is_true_once() -> None:
+    registry = ToolRegistry()
+    unregister = registry.register(Spy().tool)
+    with pytest.raises(ValidationError, match="already registered"):
+        registry.register(Spy().tool)
+    for bad in ("", "has space", "x" * 65, "dots.no"):
+        with pytest.raises(ValidationError):
+            registry.register(Spy(name=bad).tool)
+    assert unregister() is True
+    assert unregister() is False
+    assert registry.names() == []
+
+
+async def test_core_fills_call_id_and_source(tmp_path: Path) -> None:
+    spy = Spy()
+    result = await invoke(spy, {"tools": ["spy"]}, call(arguments={"a": 1}), tmp_path)
+    assert (result.call_id, result.source, result.status, result.content) == ("c-1", "spy", "success", "ok")
+    assert spy.executed == [{"a": 1}]
+
+
+async def test_business_failure_is_a_result(tmp_path: Path) -> None:
+    spy = Spy({"status": "failed", "error": {"code": "NOT_FOUND", "message": "No matching record"}})
+    result = await invoke(spy, {"tools": ["spy"]}, call(), tmp_path)
+    assert result.status == "failed" and result.error is not None and result.error.code == "NOT_FOUND"
+
+
+async def test_empty_call_id_is_refused_before_anything(tmp_path: Path) -> None:
+    spy = Spy()
+    with pytest.raises(ValidationError):
+        await invoke(spy, {"tools": ["spy"]}, call(id=""), tmp_path)
+    assert spy.validated == [] and spy.executed == []
+
+
+async def test_s01_tool_not_allowed_is_refused_before_validation_and_not_listed(tmp_path: Path) -> None:
+    spy = Spy()
+    with pytest.raises(PermissionDeniedError) as caught:
+        await invoke(spy, {"tools": ["other"]}, call(arguments={"bad": 1}), tmp_path)
+    assert caught.value.code == "tool_not_allowed"
+    assert spy.validated == [] and spy.executed == []
+    registry = ToolRegistry([spy.tool])
+    async with create_ditto(sandbox={"tools": ["other"]}, workspace=tmp_path) as runtime:
+        context = _context(runtime)
+        assert registry.list(context) == []
+
+
+async def test_s02_declared_effects_beyond_the_grant_are_refused(tmp_path: Path) -> None:
+    spy = Spy(effects=("read", "network"))
+    with pytest.raises(PermissionDeniedError):
+        await invoke(spy, {"tools": ["spy"], "read": True}, call(), tmp_path)
+    assert spy.validated == [] and spy.executed == []
+    async with create_ditto(sandbox={"tools": ["spy"], "read": True}, workspace=tmp_path) as runtime:
+        assert ToolRegistry([spy.tool]).list(_context(runtime)) == []
+
+
+def test_s03_unknown_or_missing_effects_are_not_registrable() -> None:
+    with pytest.raises(ValidationError, match="unknown effects"):
+        ToolRegistry([Spy(effects=("exfiltrate",)).tool])
+
+    class NoEffects:
+        name = "noeffects"
+        description = None
+        input_schema: Mapping[str, Any] = {"type": "object"}
+        requires_approval = False
+
+        def validate(self, args: Mapping[str, Any]) -> None:
+            return None
+
+        async def execute(self, args: Mapping[str, Any], context: WorkerContext) -> Any:
+            return {"status": "success", "content": "x"}
+
+    with pytest.raises(ValidationError, match="effects"):
+        ToolRegistry([NoEffects()])  # type: ignore[list-item]
+
+
+async def test_unregistered_tool_raises_after_the_permission_check(tmp_path: Path) -> None:
+    spy = Spy()
+    with pytest.raises(UnknownToolError):
+        await invoke(spy, {"tools": ["spy", "ghost"]}, call(name="ghost"), tmp_path)
+
+
+async def test_validate_refusal_raises_and_prevents_execute(tmp_path: Path) -> None:
+    spy = Spy()
+    with pytest.raises(ToolValidationError, match="bad is not allowed"):
+        await invoke(spy, {"tools": ["spy"]}, call(arguments={"bad": True}), tmp_path)
+    assert spy.executed == []
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        {"status": "success"},
+        {"status": "failed"},
+        {"status": "done", "content": "x"},
+        {"status": "failed", "error": {"code": "E", "message": "line one\nline two"}},
+        {"status": "failed", "error": {"code": "E", "message": "see /etc/shadow"}},
+        {"status": "success", "content": float("nan")},
+        {"status": "success", "content": "x", "callId": "someone-else"},
+        {"status": "success", "content": "x", "unknown": 1},
+        "just text",
+    ],
+)
+async def test_invalid_results_raise(tmp_path: Path, outcome: Any) -> None:
+    with pytest.raises(InvalidResultError):
+        await invoke(Spy(outcome), {"tools": ["spy"]}, call(), tmp_path)
+
+
+async def test_the_input_must_be_exactly_a_call(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError):
+        await invoke(Spy(), {"tools": ["spy"]}, {**call(), "extra": 1}, tmp_path)
+
+
+async def test_the_tool_gets_a_private_copy_of_its_arguments(tmp_path: Path) -> None:
+    arguments = {"nested": {"k": [1, 2]}}
+    spy = Spy()
+    await invoke(spy, {"tools": ["spy"]}, call(arguments=arguments), tmp_path)
+    assert spy.executed[0] == arguments and spy.executed[0] is not arguments
+
+
+def test_worker_exposes_mcp_and_output_only_when_given() -> None:
+    assert set(create_interaction_worker().nodes) == {"INTERACTION.ACT.TOOL", "INTERACTION.OBSERVE"}
+
+
+def _context(runtime: Any) -> WorkerContext:
+    from ditto_tui.signal import CancelSignal
+
+    return WorkerContext(services=runtime.services, worker_type="T", node_type="T.X", execution_id="e",
+                         invoke=runtime.invoke, emit=lambda kind, **fields: None, signal=CancelSignal(),
+                         run_id="r")

@@ -1,0 +1,174 @@
+"""Hypothesis state machine: executed ⇒ approved with exactly these arguments, at most once.
+
+Sequences of request / approve (possibly edited) / deny / duplicate / stale id / mutate-then-approve /
+withdraw / cancel / time passing are driven against a real gate, runtime and queue approver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from ditto_tui.digest import canonical_json
+from ditto_tui.interaction import Tool, create_interaction_worker
+from ditto_tui.runtime import WorkerContext, create_ditto
+from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
+
+TIMEOUT = 0.02
+WORKSPACE = Path(__file__).parent
+
+
+class ApprovalMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = asyncio.new_event_loop()
+        self.executions: list[tuple[str | None, str]] = []
+        self.approver = QueueApprover()
+        self.requests: dict[str, ApprovalRequest] = {}
+        self.shown: dict[str, str] = {}
+        self.approved: dict[str, str] = {}
+        self.blocked: set[str] = set()
+        self.tasks: list[asyncio.Future[Any]] = []
+        self.counter = 0
+        self.approver.on_request(self._seen)
+        tool = Tool(name="write", input_schema={"type": "object"}, effects=[], requires_approval=True,
+                    validate_fn=self._validate, execute_fn=self._execute)
+        self.gate = ApprovalGate(approver=self.approver, timeout=TIMEOUT)
+        self.runtime = create_ditto(sandbox={"tools": ["write"]}, workspace=WORKSPACE,
+                                    workers=[create_interaction_worker(tools=[tool], approval=self.gate)])
+
+    @staticmethod
+    def _validate(args: Mapping[str, Any]) -> None:
+        if set(args) != {"text"} or not isinstance(args["text"], str):
+            raise ValueError("only a text field")
+
+    async def _execute(self, args: Mapping[str, Any], context: WorkerContext) -> Any:
+        approval = context.approval
+        assert approval is not None
+        self.executions.append((approval.request_id, canonical_json(args)))
+        return {"status": "success", "content": "ok"}
+
+    def _seen(self, request: ApprovalRequest) -> None:
+        self.requests[request.request_id] = request
+        self.shown[request.request_id] = canonical_json(request.call.arguments)
+
+    def settle(self, seconds: float = 0.0) -> None:
+        async def pause() -> None:
+            for _ in range(8):
+                await asyncio.sleep(0)
+            if seconds:
+                await asyncio.sleep(seconds)
+                for _ in range(8):
+                    await asyncio.sleep(0)
+
+        self.loop.run_until_complete(pause())
+
+    def _pick(self, index: int, *, pending_only: bool = True) -> ApprovalRequest | None:
+        candidates = self.approver.pending() if pending_only else list(self.requests.values())
+        return candidates[index % len(candidates)] if candidates else None
+
+    @rule(text=st.text(max_size=4), reuse_id=st.booleans())
+    def request(self, text: str, reuse_id: bool) -> None:
+        self.counter += 1
+        call_id = "same" if reuse_id else f"c{self.counter}"
+        payload = {"call": {"id": call_id, "name": "write", "arguments": {"text": text}}}
+        self.tasks.append(asyncio.ensure_future(self.runtime.invoke("INTERACTION.ACT.TOOL", payload), loop=self.loop))
+        self.settle()
+
+    @rule(index=st.integers(0, 9), edit=st.none() | st.text(max_size=3), any_id=st.booleans())
+    def approve(self, index: int, edit: str | None, any_id: bool) -> None:
+        request = self._pick(index, pending_only=not any_id)
+        if request is None:
+            return
+        arguments = None if edit is None else {"text": edit}
+        if self.approver.resolve(request.request_id, ApprovalDecision(kind="approve", arguments=arguments)):
+            self.approved.setdefault(request.request_id,
+                                     self.shown[request.request_id] if edit is None else canonical_json(arguments))
+        self.settle()
+
+    @rule(index=st.integers(0, 9))
+    def deny(self, index: int) -> None:
+        request = self._pick(index)
+        if request is not None and self.approver.resolve(request.request_id, ApprovalDecision(kind="deny")):
+            self.blocked.add(request.request_id)
+        self.settle()
+
+    @rule(index=st.integers(0, 9))
+    def approve_and_deny_together(self, index: int) -> None:
+        request = self._pick(index)
+        if request is None:
+            return
+        self.approver.resolve(request.request_id, ApprovalDecision(kind="approve"))
+        self.approver.resolve(request.request_id, ApprovalDecision(kind="deny"))
+        self.blocked.add(request.request_id)
+        self.settle()
+
+    @rule(index=st.integers(0, 9))
+    def mutate_then_approve(self, index: int) -> None:
+        request = self._pick(index)
+        if request is None:
+            return
+        request.call.arguments["text"] = "mutated!"  # type: ignore[index]
+        self.blocked.add(request.request_id)
+        self.approver.resolve(request.request_id, ApprovalDecision(kind="approve"))
+        self.settle()
+
+    @rule()
+    def stale_id(self) -> None:
+        assert self.approver.resolve("approval-stale-0", ApprovalDecision(kind="approve")) is False
+
+    @rule(index=st.integers(0, 9))
+    def withdraw(self, index: int) -> None:
+        pending = self.gate.pending()
+        if pending:
+            request = pending[index % len(pending)]
+            if self.gate.withdraw(request.request_id):
+                self.blocked.add(request.request_id)
+        self.settle()
+
+    @precondition(lambda self: bool(self.tasks))
+    @rule(index=st.integers(0, 9))
+    def cancel(self, index: int) -> None:
+        task = self.tasks[index % len(self.tasks)]
+        task.cancel()
+        self.settle()
+
+    @rule()
+    def time_passes(self) -> None:
+        before = {r.request_id for r in self.approver.pending()}
+        self.settle(TIMEOUT * 1.5)
+        still = {r.request_id for r in self.approver.pending()}
+        self.blocked.update(before - still - set(self.approved))
+
+    @invariant()
+    def executed_only_what_was_approved_and_at_most_once(self) -> None:
+        executed_ids = [request_id for request_id, _arguments in self.executions]
+        assert len(executed_ids) == len(set(executed_ids)), "an approval executed twice"
+        for request_id, arguments in self.executions:
+            assert request_id in self.approved, "executed without an approval"
+            assert arguments == self.approved[request_id], "executed other arguments than approved"
+
+    @invariant()
+    def nothing_denied_withdrawn_timed_out_or_mutated_executes(self) -> None:
+        executed = {request_id for request_id, _arguments in self.executions}
+        assert not executed & self.blocked
+
+    def teardown(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        if self.tasks:
+            self.loop.run_until_complete(asyncio.gather(*self.tasks, return_exceptions=True))
+        self.loop.run_until_complete(self.runtime.close())
+        self.loop.close()
+
+
+ApprovalMachine.TestCase.settings = settings(
+    max_examples=40, stateful_step_count=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+test_approval_state_machine = ApprovalMachine.TestCase

@@ -1,0 +1,94 @@
+"""Every graph in graphs/ runs headless; the CLI prints one JSON event per line and exits as documented."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ditto_tui.__main__ import main
+from ditto_tui.config import load_runtime_config_file
+from ditto_tui.headless import run_headless
+from ditto_tui.program import load_program
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAPHS = sorted((ROOT / "graphs").glob("*.py"))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    for name in ("README.md", "ditto.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+def events_of(text: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("graph_file", GRAPHS, ids=[g.stem for g in GRAPHS])
+@pytest.mark.parametrize("approve", ["deny", "allow"])
+async def test_every_graph_runs_headless(workspace: Path, graph_file: Path, approve: str) -> None:
+    config = load_runtime_config_file(workspace / "ditto.yaml", {})
+    program = load_program(graph_file, config, workspace)
+    out, err = io.StringIO(), io.StringIO()
+    code = await run_headless(program, config, workspace, approve=approve, out=out, err=err)  # type: ignore[arg-type]
+    assert code == 0, err.getvalue()
+    events = events_of(out.getvalue())
+    assert events[0]["kind"] == "run_started" and events[-1]["kind"] == "run_finished"
+    assert events[-1]["status"] == "succeeded"
+    seqs = [e["seq"] for e in events]
+    assert seqs == sorted(seqs)
+
+
+async def test_write_note_asks_and_follows_the_headless_answer(workspace: Path) -> None:
+    config = load_runtime_config_file(workspace / "ditto.yaml", {})
+    note = workspace / ".ditto/notes/hello.md"
+    for approve, written in (("deny", False), ("allow", True)):
+        out = io.StringIO()
+        program = load_program(ROOT / "graphs/write_note.py", config, workspace)
+        await run_headless(program, config, workspace, approve=approve, out=out)  # type: ignore[arg-type]
+        resolved = [e for e in events_of(out.getvalue()) if e["kind"] == "approval_resolved"]
+        assert [e["decision"] for e in resolved] == ["approve" if written else "deny"]
+        assert note.exists() is written
+
+
+def test_cli_module_runs_the_default_graph_and_prints_json_lines(workspace: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    shutil.copytree(ROOT / "graphs", workspace / "graphs")
+    completed = subprocess.run([sys.executable, "-m", "ditto_tui", "--headless"], cwd=workspace, env=env,
+                               capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    events = events_of(completed.stdout)
+    assert events[-1]["kind"] == "run_finished" and events[-1]["status"] == "succeeded"
+    delivered = [e for e in events if e["kind"] == "node_finished" and e["node_id"] == "output"]
+    assert len(delivered) == 2
+
+
+def test_cli_failure_is_one_line_and_nonzero(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workspace / "bad.yaml").write_text("sandbox:\n  tools: 3\n", encoding="utf-8")
+    code = main(["run", str(ROOT / "graphs/read_and_deliver.py"), "--config", str(workspace / "bad.yaml"),
+                 "--workspace", str(workspace)])
+    err = capsys.readouterr().err
+    assert code != 0 and err.count("\n") == 1 and "sandbox.tools" in err
+
+
+def test_cli_run_that_fails_exits_nonzero_with_a_reason(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workspace / "README.md").unlink()
+    code = main(["run", str(ROOT / "graphs/read_and_deliver.py"), "--workspace", str(workspace)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.err.startswith("ditto-tui: run failed:") and captured.err.count("\n") == 1
+    assert str(workspace) not in captured.err
+
+
+def test_help_explains_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "run" in capsys.readouterr().out

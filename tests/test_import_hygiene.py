@@ -1,0 +1,85 @@
+"""The core never imports Textual: checked at run time and in the import-linter contract."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "ditto_tui"
+
+# Everything under ditto_tui except the UI itself and the CLI that launches it.
+UI_MODULES = frozenset({"tui", "__main__"})
+
+CORE_MODULES = (
+    "ditto_tui",
+    "ditto_tui.contracts",
+    "ditto_tui.errors",
+    "ditto_tui.signal",
+    "ditto_tui.config",
+    "ditto_tui.runtime",
+    "ditto_tui.sandbox",
+    "ditto_tui.interaction",
+    "ditto_tui.supervise",
+)
+
+PROBE = """
+import importlib, sys
+importlib.import_module(sys.argv[1])
+print(" ".join(sorted(m for m in sys.modules if m == "textual" or m.startswith("textual."))))
+"""
+
+
+def _top_level_modules() -> list[str]:
+    """Every first-level module or package of ditto_tui that exists on disk, UI excluded."""
+    names = {path.stem for path in PACKAGE.glob("*.py")}
+    names |= {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    return sorted(f"ditto_tui.{name}" for name in names - UI_MODULES - {"__init__"})
+
+
+def _modules_to_probe() -> list[str]:
+    return sorted(set(CORE_MODULES) | set(_top_level_modules()))
+
+
+@pytest.mark.parametrize("module", _modules_to_probe())
+def test_core_module_does_not_import_textual(module: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, module],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"importing {module!r} failed:\n{proc.stderr}", pytrace=False)
+    assert proc.stdout.strip() == "", f"importing {module!r} loaded {proc.stdout.strip()}"
+
+
+def _textual_contracts() -> list[dict[str, object]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    linter = config["tool"]["importlinter"]
+    assert linter["root_package"] == "ditto_tui"
+    return [
+        contract
+        for contract in linter.get("contracts", [])
+        if contract.get("type") == "forbidden" and "textual" in contract.get("forbidden_modules", [])
+    ]
+
+
+def test_import_linter_forbids_textual() -> None:
+    assert _textual_contracts(), "pyproject.toml has no import-linter contract forbidding 'textual'"
+
+
+@pytest.mark.parametrize("module", [m for m in _modules_to_probe() if m != "ditto_tui"])
+def test_import_linter_contract_covers_core_module(module: str) -> None:
+    covered: set[str] = set()
+    for contract in _textual_contracts():
+        sources = contract.get("source_modules", [])
+        assert isinstance(sources, list)
+        covered.update(str(source) for source in sources)
+    assert module in covered, f"{module!r} is missing from the contract that forbids 'textual'"
