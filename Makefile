@@ -51,9 +51,10 @@ lint: $(DEV_STAMP)
 	$(BIN)/mypy ditto_tui
 	$(BIN)/lint-imports
 
-# pytest exits 5 when it collected nothing; that is a failure here, and says so.
+# `python -m pytest` puts the repository root on sys.path, so tests can import `examples` and
+# `benchmarks`. pytest exits 5 when it collected nothing; that is a failure here, and says so.
 test: lint $(NPM_STAMP)
-	PATH="$(TEST_PATH)" $(BIN)/pytest || { rc=$$?; \
+	PATH="$(TEST_PATH)" $(PY) -m pytest || { rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; exit $$rc; }
 
 bench: $(DEV_STAMP)

@@ -214,14 +214,16 @@ async def measure_shape(shape: Shape, scale: float, unavailable: dict[str, str])
     finally:
         for close in closers:
             await close()
-    per_node = {engine: statistics.median(times) / shape.size / 1000.0 for engine, times in samples.items()}
+    per_node = {
+        engine: round(statistics.median(times) / shape.size / 1000.0, 2) for engine, times in samples.items()
+    }
     return {"shape": shape.name, "nodes": shape.size, "repetitions": repetitions, "us_per_node": per_node}
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:
     if numerator is None or denominator is None or denominator == 0:
         return None
-    return numerator / denominator
+    return round(numerator / denominator, 2)
 
 
 def add_ratios(row: dict[str, Any]) -> None:

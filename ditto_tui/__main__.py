@@ -28,21 +28,40 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a graph file", description="Run a graph file (graphs/*.py).")
     run.add_argument("graph", help="the graph file, e.g. graphs/read_and_deliver.py")
     for command in (parser, run):
-        command.add_argument("--config", default=None, help="the config file (default: ./ditto.yaml if present)")
+        command.add_argument(
+            "--config", default=None, help="the config file (default: ./ditto.yaml if present)"
+        )
         command.add_argument("--workspace", default=".", help="the workspace directory (default: .)")
-        command.add_argument("--headless", action="store_true",
-                             help="no UI: print one JSON event per line (the only mode for now)")
-        command.add_argument("--approve", choices=("deny", "allow"), default="deny",
-                             help="how calls that ask for approval are answered in headless runs (default: deny)")
+        command.add_argument(
+            "--headless",
+            action="store_true",
+            help="no UI: print one JSON event per line (the only mode for now)",
+        )
+        command.add_argument(
+            "--approve",
+            choices=("deny", "allow"),
+            default="deny",
+            help="how calls that ask for approval are answered in headless runs (default: deny)",
+        )
     return parser
 
 
 def _config(path: str | None, workspace: Path) -> RuntimeConfig:
+    """``--config``, else ``./ditto.yaml`` of the directory ditto-tui was started in.
+
+    A ``ditto.yaml`` inside another ``--workspace`` is never trusted implicitly: it could widen the
+    permissions of whoever points ditto-tui at that directory. It is ignored and the user is told.
+    """
     if path is not None:
         return load_runtime_config_file(path, os.environ)
-    default = workspace / "ditto.yaml"
-    if default.is_file():
-        return load_runtime_config_file(default, os.environ)
+    local = Path.cwd() / "ditto.yaml"
+    foreign = workspace / "ditto.yaml"
+    if foreign.is_file() and foreign.resolve() != local.resolve():
+        print(
+            f"ditto-tui: ignoring {foreign.name} of the workspace; pass --config to use it", file=sys.stderr
+        )
+    if local.is_file():
+        return load_runtime_config_file(local, os.environ)
     return RuntimeConfig()
 
 

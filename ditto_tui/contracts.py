@@ -30,10 +30,13 @@ from ditto_tui.sanitize import unsafe_reason
 __all__ = [
     "MAX_JSON_DEPTH",
     "Artifact",
+    "ContentField",
     "ContractModel",
     "ExternalResult",
     "InteractionError",
+    "JsonField",
     "JsonObject",
+    "JsonObjectField",
     "JsonPart",
     "JsonValue",
     "McpCapability",
@@ -228,7 +231,10 @@ _JSON = _Validated(_json_field, {})
 _JSON_OBJECT = _Validated(_json_object_field, {"type": "object"})
 
 JsonField = Annotated[JsonValue, _JSON]
+"""A pydantic field type for any JSON value, checked by ``ensure_json`` (for models outside this module)."""
+
 JsonObjectField = Annotated[JsonObject, _JSON_OBJECT]
+"""A pydantic field type for a JSON object, checked by ``ensure_json_object``."""
 
 # --- models --------------------------------------------------------------------------------------------
 
@@ -340,6 +346,7 @@ def _content_field(value: object) -> MessageContent:
 
 
 ContentField = Annotated[MessageContent, _Validated(_content_field, {})]
+"""A pydantic field type for message content, checked by ``parse_content``."""
 
 
 class Message(ContractModel):

@@ -48,7 +48,9 @@ def build_runtime(
         approver=approver,
         timeout=config.approval.timeout_seconds,
     )
-    worker = create_interaction_worker(tools=list(program.tools), output=program.output or PrintSink(), approval=gate)
+    worker = create_interaction_worker(
+        tools=list(program.tools), output=program.output or PrintSink(), approval=gate
+    )
     runtime = create_ditto(
         config=config,
         workspace=workspace,
@@ -64,10 +66,12 @@ async def run_headless(
     workspace: Path,
     *,
     approve: Literal["allow", "deny"] = "deny",
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
 ) -> int:
     """Run ``program``, print every event as JSON; 0 when the run finishes, 1 with a reason when not."""
+    out = out or sys.stdout
+    err = err or sys.stderr
     runtime, _gate = build_runtime(program, config, workspace, StaticApprover(approve))
     runtime.subscribe(lambda event: print(event_json(event), file=out, flush=True))
     try:

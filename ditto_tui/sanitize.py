@@ -167,14 +167,14 @@ def sanitize_public_message(
     Exceptions are summarised by ``public_message_from_exception``.
     """
     try:
-        forms = _secret_forms(tuple(secrets))
+        forms = _secret_forms((secrets,) if isinstance(secrets, str) else tuple(secrets))
         root = _workspace_root(workspace)
         if isinstance(message, BaseException):
             text = _exception_text(message, forms, root)
         else:
             text = _to_text(message)
         return _settle(text, forms, root, _clamp(limit))
-    except Exception:  # noqa: BLE001 - totality: a public message must always be produced
+    except Exception:  # totality: a public message must always be produced
         return _WITHHELD
 
 
@@ -241,7 +241,7 @@ def _to_text(message: object) -> str:
         return str.__str__(message)
     try:
         return str(message)
-    except Exception:  # noqa: BLE001 - a hostile __str__ must not break error reporting
+    except Exception:  # a hostile __str__ must not break error reporting
         return f"<unprintable {type(message).__name__}>"
 
 

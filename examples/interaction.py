@@ -63,8 +63,11 @@ class ConsoleSink:
         self.delivered: list[dict[str, Any]] = []
 
     async def deliver(self, input: OutputRequest) -> OutputReceipt:
-        line = {"id": input.delivery_id, "message": input.message.to_wire(),
-                "artifacts": [a.to_wire() for a in input.artifacts or ()] or None}
+        line = {
+            "id": input.delivery_id,
+            "message": input.message.to_wire(),
+            "artifacts": [a.to_wire() for a in input.artifacts or ()] or None,
+        }
         self.delivered.append(line)
         print(json.dumps(line))
         return OutputReceipt(delivery_id=input.delivery_id, status="accepted", artifacts=input.artifacts)
@@ -79,8 +82,11 @@ def setup_interaction(client: McpClient, workspace: Workspace = ".") -> Runtime:
     """A runtime with the read tool, one MCP server, the console sink and 8 concurrent calls."""
     return create_ditto(
         sandbox={"tools": ["read_text"], "read": True, "mcp": ["files"]},
-        workers=[create_interaction_worker(tools=[read_text_tool], mcp={"files": client}, output=console_sink,
-                                           concurrency=8)],
+        workers=[
+            create_interaction_worker(
+                tools=[read_text_tool], mcp={"files": client}, output=console_sink, concurrency=8
+            )
+        ],
         workspace=workspace,
     )  # client is already connected; the application closes it after runtime.close().
 
@@ -89,11 +95,16 @@ def setup_interaction(client: McpClient, workspace: Workspace = ".") -> Runtime:
 
 
 async def invoke_tool(workspace: Workspace = ".") -> Any:
-    runtime = create_ditto(sandbox={"tools": ["read_text"], "read": True},
-                           workers=[create_interaction_worker(tools=[read_text_tool])], workspace=workspace)
+    runtime = create_ditto(
+        sandbox={"tools": ["read_text"], "read": True},
+        workers=[create_interaction_worker(tools=[read_text_tool])],
+        workspace=workspace,
+    )
     try:
-        result = await runtime.invoke("INTERACTION.ACT.TOOL",
-                                      {"call": {"id": "read-1", "name": "read_text", "arguments": {"path": "README.md"}}})
+        result = await runtime.invoke(
+            "INTERACTION.ACT.TOOL",
+            {"call": {"id": "read-1", "name": "read_text", "arguments": {"path": "README.md"}}},
+        )
         if result.status != "success":
             raise RuntimeError(result.error.code if result.error else result.status)
         return result.content  # the ExternalResult itself; no output wrapper
@@ -106,7 +117,9 @@ async def tool_registry_apis(context: WorkerContext) -> dict[str, Any]:
     unregister = tools.register(read_text_tool)
     definitions = tools.list(context)  # only tools allowed by context.services.sandbox
     try:
-        result = await tools.call({"id": "read-1", "name": "read_text", "arguments": {"path": "README.md"}}, context)
+        result = await tools.call(
+            {"id": "read-1", "name": "read_text", "arguments": {"path": "README.md"}}, context
+        )
         return {"definitions": definitions, "result": result}
     finally:
         unregister()  # True on first removal, False afterwards; closes no tool resources
@@ -115,16 +128,26 @@ async def tool_registry_apis(context: WorkerContext) -> dict[str, Any]:
 # -- 4. ACT.MCP and client adapters ---------------------------------------------------------------------
 
 
-async def invoke_mcp(client: McpClient, absolute_file_path: str, workspace: Workspace = ".") -> dict[str, Any]:
+async def invoke_mcp(
+    client: McpClient, absolute_file_path: str, workspace: Workspace = "."
+) -> dict[str, Any]:
     runtime = setup_interaction(client, workspace)
     try:
         discovery = await runtime.invoke("INTERACTION.ACT.MCP", {"operation": "discover", "server": "files"})
         if discovery.operation != "discover":
             raise RuntimeError("Expected discovery response")
-        response = await runtime.invoke("INTERACTION.ACT.MCP", {
-            "operation": "invoke", "server": "files",
-            "call": {"id": "mcp-read", "name": "read_text_file", "arguments": {"path": absolute_file_path}},
-        })
+        response = await runtime.invoke(
+            "INTERACTION.ACT.MCP",
+            {
+                "operation": "invoke",
+                "server": "files",
+                "call": {
+                    "id": "mcp-read",
+                    "name": "read_text_file",
+                    "arguments": {"path": absolute_file_path},
+                },
+            },
+        )
         if response.operation != "invoke":
             raise RuntimeError("Expected invocation response")
         return {"capabilities": discovery.capabilities, "result": response.result}
@@ -138,9 +161,14 @@ async def mcp_registry_apis(client: McpClient, absolute_file_path: str) -> dict[
     unregister = mcp.register("files", client)
     try:
         discovery = await mcp.execute({"operation": "discover", "server": "files"}, runtime.services.sandbox)
-        result = await mcp.execute({"operation": "invoke", "server": "files", "call": {
-            "id": "mcp-1", "name": "read_text_file", "arguments": {"path": absolute_file_path}}},
-            runtime.services.sandbox)
+        result = await mcp.execute(
+            {
+                "operation": "invoke",
+                "server": "files",
+                "call": {"id": "mcp-1", "name": "read_text_file", "arguments": {"path": absolute_file_path}},
+            },
+            runtime.services.sandbox,
+        )
         return {"discovery": discovery, "result": result}
     finally:
         unregister()
@@ -156,7 +184,9 @@ class McpClientAdapter:
     async def list_tools(self, cursor: str | None = None, signal: Any = None) -> Mapping[str, Any]:
         return await self._client.list_tools(cursor=cursor, signal=signal)
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any], signal: Any = None) -> Mapping[str, Any]:
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], signal: Any = None
+    ) -> Mapping[str, Any]:
         result = await self._client.call_tool(name, arguments, signal=signal)
         keys = ("content", "structuredContent", "references", "isError", "error")
         return {key: result[key] for key in keys if result.get(key) is not None}
@@ -175,7 +205,10 @@ async def observe_apis() -> dict[str, Any]:
     runtime = create_ditto(workers=[create_interaction_worker()])
     try:
         routed = await runtime.invoke("INTERACTION.OBSERVE", {"result": result})
-        return {"local": local, "routed": routed}  # message = {role: tool, name: read_text, content: file text}
+        return {
+            "local": local,
+            "routed": routed,
+        }  # message = {role: tool, name: read_text, content: file text}
     finally:
         await runtime.close()
 
@@ -186,11 +219,16 @@ async def observe_apis() -> dict[str, Any]:
 async def output_api() -> OutputReceipt:
     runtime = create_ditto(workers=[create_interaction_worker(output=console_sink)])
     try:
-        receipt: OutputReceipt = await runtime.invoke("INTERACTION.OUTPUT", {
-            "deliveryId": "report-1",
-            "message": {"role": "assistant", "content": {"summary": "Complete", "count": 2}},
-            "artifacts": [{"name": "report", "reference": {"uri": "urn:report:1", "mediaType": "application/json"}}],
-        })
+        receipt: OutputReceipt = await runtime.invoke(
+            "INTERACTION.OUTPUT",
+            {
+                "deliveryId": "report-1",
+                "message": {"role": "assistant", "content": {"summary": "Complete", "count": 2}},
+                "artifacts": [
+                    {"name": "report", "reference": {"uri": "urn:report:1", "mediaType": "application/json"}}
+                ],
+            },
+        )
         return receipt  # {deliveryId: report-1, status: accepted, artifacts: [...]}
     finally:
         await runtime.close()
@@ -200,20 +238,28 @@ async def output_api() -> OutputReceipt:
 
 
 async def _missing_record(args: Mapping[str, Any], context: WorkerContext) -> dict[str, Any]:
-    return {"status": "failed", "error": {"code": "NOT_FOUND", "message": "No matching record", "retryable": False}}
+    return {
+        "status": "failed",
+        "error": {"code": "NOT_FOUND", "message": "No matching record", "retryable": False},
+    }
 
 
-missing_record_tool = Tool(name="lookup", input_schema={"type": "object"}, effects=[], execute_fn=_missing_record)
+missing_record_tool = Tool(
+    name="lookup", input_schema={"type": "object"}, effects=[], execute_fn=_missing_record
+)
 
 
 class RejectedSink:
     """Rejects every delivery with a safe error."""
 
     async def deliver(self, input: OutputRequest) -> OutputReceipt:
-        return OutputReceipt.model_validate({
-            "deliveryId": input.delivery_id, "status": "rejected",
-            "error": {"code": "DELIVERY_REJECTED", "message": "The destination rejected the result"},
-        })
+        return OutputReceipt.model_validate(
+            {
+                "deliveryId": input.delivery_id,
+                "status": "rejected",
+                "error": {"code": "DELIVERY_REJECTED", "message": "The destination rejected the result"},
+            }
+        )
 
 
 rejected_sink = RejectedSink()
@@ -226,7 +272,9 @@ def interaction_nodes(client: McpClient) -> WorkerDefinition:
     tools.register(read_text_tool)
     mcp = McpRegistry()
     mcp.register("files", client)
-    return define_worker(type="INTERACTION", nodes=create_interaction_nodes(tools=tools, mcp=mcp, output=console_sink))
+    return define_worker(
+        type="INTERACTION", nodes=create_interaction_nodes(tools=tools, mcp=mcp, output=console_sink)
+    )
 
 
 async def _observe(input: Any, context: WorkerContext) -> Any:
@@ -238,12 +286,15 @@ def interaction_handlers(client: McpClient) -> WorkerDefinition:
     tools.register(read_text_tool)
     mcp = McpRegistry()
     mcp.register("files", client)
-    return define_worker(type="INTERACTION", nodes={
-        "INTERACTION.ACT.TOOL": create_tool_handler(tools),
-        "INTERACTION.ACT.MCP": create_mcp_handler(mcp),
-        "INTERACTION.OBSERVE": _observe,
-        "INTERACTION.OUTPUT": create_output_handler(console_sink),
-    })
+    return define_worker(
+        type="INTERACTION",
+        nodes={
+            "INTERACTION.ACT.TOOL": create_tool_handler(tools),
+            "INTERACTION.ACT.MCP": create_mcp_handler(mcp),
+            "INTERACTION.OBSERVE": _observe,
+            "INTERACTION.OUTPUT": create_output_handler(console_sink),
+        },
+    )
 
 
 observation_definition = interaction_observe_node.define("INTERACTION", _observe)
@@ -259,8 +310,10 @@ def _output_bind(input: Mapping[str, str], deps: Mapping[str, Any]) -> dict[str,
     observation = deps["observe"]
     if observation.status != "success":
         raise RuntimeError(observation.error.code if observation.error else observation.status)
-    return {"deliveryId": f"{input['id']}:delivery",
-            "message": {"role": "assistant", "content": observation.message.content}}
+    return {
+        "deliveryId": f"{input['id']}:delivery",
+        "message": {"role": "assistant", "content": observation.message.content},
+    }
 
 
 read_and_deliver = (
@@ -271,15 +324,24 @@ read_and_deliver = (
 )
 
 
-async def interaction_graph(workspace: Workspace = ".", paths: tuple[str, ...] = ("README.md", "pyproject.toml")) -> Any:
-    runtime = create_ditto(sandbox={"tools": ["read_text"], "read": True},
-                           workers=[create_interaction_worker(tools=[read_text_tool], output=console_sink)],
-                           workspace=workspace)
+async def interaction_graph(
+    workspace: Workspace = ".", paths: tuple[str, ...] = ("README.md", "pyproject.toml")
+) -> Any:
+    runtime = create_ditto(
+        sandbox={"tools": ["read_text"], "read": True},
+        workers=[create_interaction_worker(tools=[read_text_tool], output=console_sink)],
+        workspace=workspace,
+    )
     try:
-        return await runtime.loop(loop(
-            graph=read_and_deliver, max_iterations=len(paths),
-            bind=lambda index: {"path": paths[index], "id": f"read:{index}"},
-            update=lambda index: index + 1, done=lambda index: index == len(paths),
-        ), 0)
+        return await runtime.loop(
+            loop(
+                graph=read_and_deliver,
+                max_iterations=len(paths),
+                bind=lambda index: {"path": paths[index], "id": f"read:{index}"},
+                update=lambda index: index + 1,
+                done=lambda index: index == len(paths),
+            ),
+            0,
+        )
     finally:
         await runtime.close()

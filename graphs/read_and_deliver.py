@@ -26,8 +26,10 @@ def _deliver(input: Mapping[str, Any], deps: Mapping[str, Any]) -> dict[str, Any
     observation = deps["observe"]
     if observation.status != "success":
         raise RuntimeError(observation.error.code if observation.error else observation.status)
-    return {"deliveryId": f"{input['id']}:delivery",
-            "message": {"role": "assistant", "content": observation.message.content}}
+    return {
+        "deliveryId": f"{input['id']}:delivery",
+        "message": {"role": "assistant", "content": observation.message.content},
+    }
 
 
 def program(config: RuntimeConfig, workspace: Path) -> Program:

@@ -29,12 +29,29 @@ def program(config: RuntimeConfig, workspace: Path) -> Program:
     (workspace / ".ditto" / "notes").mkdir(parents=True, exist_ok=True)
     plan = (
         graph("write-note")
-        .node("read", "INTERACTION.ACT.TOOL", [], lambda _i, _d: {
-            "call": {"id": "read-1", "name": "read_text", "arguments": {"path": "README.md"}}})
-        .node("write", "INTERACTION.ACT.TOOL", [], lambda _i, _d: {
-            "call": {"id": "write-1", "name": "write_text",
-                     "arguments": {"path": NOTE, "text": "# Hello\n\nWritten by the write-note graph.\n"}}})
+        .node(
+            "read",
+            "INTERACTION.ACT.TOOL",
+            [],
+            lambda _i, _d: {
+                "call": {"id": "read-1", "name": "read_text", "arguments": {"path": "README.md"}}
+            },
+        )
+        .node(
+            "write",
+            "INTERACTION.ACT.TOOL",
+            [],
+            lambda _i, _d: {
+                "call": {
+                    "id": "write-1",
+                    "name": "write_text",
+                    "arguments": {"path": NOTE, "text": "# Hello\n\nWritten by the write-note graph.\n"},
+                }
+            },
+        )
         .node("observe", "INTERACTION.OBSERVE", ["write"], lambda _i, deps: {"result": deps["write"]})
         .node("output", "INTERACTION.OUTPUT", ["observe", "write"], _deliver)
     )
-    return Program(name="write-note", description=__doc__ or "", plan=plan, tools=(read_text_tool, write_text_tool))
+    return Program(
+        name="write-note", description=__doc__ or "", plan=plan, tools=(read_text_tool, write_text_tool)
+    )

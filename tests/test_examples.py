@@ -26,15 +26,20 @@ class FilesClient:
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
-    async def list_tools(self, cursor: str | None = None, signal: CancelSignal | None = None) -> Mapping[str, Any]:
+    async def list_tools(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
         schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
         if cursor is None:
-            return {"tools": [{"name": "read_text_file", "description": "Read a file", "inputSchema": schema}],
-                    "nextCursor": "page-2"}
+            return {
+                "tools": [{"name": "read_text_file", "description": "Read a file", "inputSchema": schema}],
+                "nextCursor": "page-2",
+            }
         return {"tools": [{"name": "list_directory", "inputSchema": schema}]}
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any],
-                        signal: CancelSignal | None = None) -> Mapping[str, Any]:
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
         self.calls.append((name, dict(arguments)))
         text = Path(arguments["path"]).read_text(encoding="utf-8")
         return {"content": [{"type": "text", "text": text}], "isError": False}
@@ -66,8 +71,11 @@ async def test_tool_registry_apis(workspace: Path) -> None:
         seen.update(await ex.tool_registry_apis(context))
         return None
 
-    async with create_ditto(sandbox={"tools": ["read_text"], "read": True}, workspace=workspace,
-                            workers=[define_worker(type="P", nodes={"P.PROBE": probe})]) as runtime:
+    async with create_ditto(
+        sandbox={"tools": ["read_text"], "read": True},
+        workspace=workspace,
+        workers=[define_worker(type="P", nodes={"P.PROBE": probe})],
+    ) as runtime:
         await runtime.invoke("P.PROBE", None)
     assert [d.name for d in seen["definitions"]] == ["read_text"]
     assert seen["result"].content == "# Demo\n"
@@ -102,13 +110,17 @@ async def test_output_api(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 async def test_errors_permissions_and_configuration(workspace: Path) -> None:
-    async with create_ditto(sandbox={"tools": ["lookup"]}, workspace=workspace,
-                            workers=[ex.create_interaction_worker(tools=[ex.missing_record_tool],
-                                                                  output=ex.rejected_sink)]) as runtime:
-        result = await runtime.invoke("INTERACTION.ACT.TOOL", {"call": {"id": "l-1", "name": "lookup",
-                                                                        "arguments": {}}})
-        receipt = await runtime.invoke("INTERACTION.OUTPUT", {"deliveryId": "d-1",
-                                                              "message": {"role": "assistant", "content": None}})
+    async with create_ditto(
+        sandbox={"tools": ["lookup"]},
+        workspace=workspace,
+        workers=[ex.create_interaction_worker(tools=[ex.missing_record_tool], output=ex.rejected_sink)],
+    ) as runtime:
+        result = await runtime.invoke(
+            "INTERACTION.ACT.TOOL", {"call": {"id": "l-1", "name": "lookup", "arguments": {}}}
+        )
+        receipt = await runtime.invoke(
+            "INTERACTION.OUTPUT", {"deliveryId": "d-1", "message": {"role": "assistant", "content": None}}
+        )
     assert result.status == "failed" and result.error.code == "NOT_FOUND" and result.error.retryable is False
     assert receipt.status == "rejected" and receipt.error.code == "DELIVERY_REJECTED"
 
@@ -116,12 +128,21 @@ async def test_errors_permissions_and_configuration(workspace: Path) -> None:
 @pytest.mark.parametrize("factory", [ex.interaction_nodes, ex.interaction_handlers])
 async def test_lower_level_composition(workspace: Path, factory: Any) -> None:
     definition = factory(FilesClient())
-    assert set(definition.nodes) == {"INTERACTION.ACT.TOOL", "INTERACTION.ACT.MCP", "INTERACTION.OBSERVE",
-                                     "INTERACTION.OUTPUT"}
-    async with create_ditto(sandbox={"tools": ["read_text"], "read": True, "mcp": ["files"]}, workspace=workspace,
-                            workers=[definition]) as runtime:
-        result = await runtime.invoke("INTERACTION.ACT.TOOL", {"call": {"id": "r", "name": "read_text",
-                                                                        "arguments": {"path": "README.md"}}})
+    assert set(definition.nodes) == {
+        "INTERACTION.ACT.TOOL",
+        "INTERACTION.ACT.MCP",
+        "INTERACTION.OBSERVE",
+        "INTERACTION.OUTPUT",
+    }
+    async with create_ditto(
+        sandbox={"tools": ["read_text"], "read": True, "mcp": ["files"]},
+        workspace=workspace,
+        workers=[definition],
+    ) as runtime:
+        result = await runtime.invoke(
+            "INTERACTION.ACT.TOOL",
+            {"call": {"id": "r", "name": "read_text", "arguments": {"path": "README.md"}}},
+        )
         discovery = await runtime.invoke("INTERACTION.ACT.MCP", {"operation": "discover"})
     assert result.content == "# Demo\n" and len(discovery.capabilities) == 2
 

@@ -62,8 +62,14 @@ async def test_write_note_asks_and_follows_the_headless_answer(workspace: Path) 
 def test_cli_module_runs_the_default_graph_and_prints_json_lines(workspace: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     shutil.copytree(ROOT / "graphs", workspace / "graphs")
-    completed = subprocess.run([sys.executable, "-m", "ditto_tui", "--headless"], cwd=workspace, env=env,
-                               capture_output=True, text=True, timeout=60)
+    completed = subprocess.run(
+        [sys.executable, "-m", "ditto_tui", "--headless"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert completed.returncode == 0, completed.stderr
     events = events_of(completed.stdout)
     assert events[-1]["kind"] == "run_finished" and events[-1]["status"] == "succeeded"
@@ -73,13 +79,24 @@ def test_cli_module_runs_the_default_graph_and_prints_json_lines(workspace: Path
 
 def test_cli_failure_is_one_line_and_nonzero(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workspace / "bad.yaml").write_text("sandbox:\n  tools: 3\n", encoding="utf-8")
-    code = main(["run", str(ROOT / "graphs/read_and_deliver.py"), "--config", str(workspace / "bad.yaml"),
-                 "--workspace", str(workspace)])
+    code = main(
+        [
+            "run",
+            str(ROOT / "graphs/read_and_deliver.py"),
+            "--config",
+            str(workspace / "bad.yaml"),
+            "--workspace",
+            str(workspace),
+        ]
+    )
     err = capsys.readouterr().err
     assert code != 0 and err.count("\n") == 1 and "sandbox.tools" in err
 
 
-def test_cli_run_that_fails_exits_nonzero_with_a_reason(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_run_that_fails_exits_nonzero_with_a_reason(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace)
     (workspace / "README.md").unlink()
     code = main(["run", str(ROOT / "graphs/read_and_deliver.py"), "--workspace", str(workspace)])
     captured = capsys.readouterr()
@@ -92,3 +109,21 @@ def test_help_explains_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "run" in capsys.readouterr().out
+
+
+def test_s07_a_workspace_config_is_not_trusted_implicitly(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    (workspace / "ditto.yaml").write_text(
+        "sandbox:\n  tools: [read_text, write_text]\n  read: true\n  write: true\n"
+    )
+    code = main(
+        ["run", str(ROOT / "graphs/write_note.py"), "--workspace", str(workspace), "--approve", "allow"]
+    )
+    captured = capsys.readouterr()
+    assert "ignoring ditto.yaml of the workspace" in captured.err
+    assert code == 1 and "not allowed by the sandbox" in captured.err  # nothing was granted
+    assert not (workspace / ".ditto/notes/hello.md").exists()

@@ -47,7 +47,12 @@ async def _write(args: Mapping[str, Any], context: WorkerContext) -> dict[str, A
 read_text_tool = Tool(
     name="read_text",
     description="Read a UTF-8 text file of the workspace.",
-    input_schema={"type": "object", "properties": {"path": _PATH}, "required": ["path"], "additionalProperties": False},
+    input_schema={
+        "type": "object",
+        "properties": {"path": _PATH},
+        "required": ["path"],
+        "additionalProperties": False,
+    },
     effects=["read"],
     validate_fn=_validate_read,
     execute_fn=_read,
@@ -58,7 +63,10 @@ write_text_tool = Tool(
     description="Write (create or replace) a UTF-8 text file of the workspace.",
     input_schema={
         "type": "object",
-        "properties": {"path": _PATH, "text": {"type": "string", "description": "The whole new file content."}},
+        "properties": {
+            "path": _PATH,
+            "text": {"type": "string", "description": "The whole new file content."},
+        },
         "required": ["path", "text"],
         "additionalProperties": False,
     },

@@ -3,8 +3,8 @@
 from ditto_tui.interaction.gate import CallGate
 from ditto_tui.interaction.mcp.registry import (
     McpClient,
-    McpDiscovery,
     McpDiscoverInput,
+    McpDiscovery,
     McpInvocation,
     McpInvokeInput,
     McpRegistry,

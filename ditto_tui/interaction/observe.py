@@ -35,8 +35,12 @@ def _content_parts(result: ExternalResult) -> list[MessagePart]:
     content = result.content
     if isinstance(content, str):
         return [TextPart(type="text", text=content)]
-    if isinstance(content, list) and content and all(isinstance(p, TextPart | JsonPart | ReferencePart) for p in content):
-        return list(content)
+    if (
+        isinstance(content, list)
+        and content
+        and all(isinstance(p, TextPart | JsonPart | ReferencePart) for p in content)
+    ):
+        return [part for part in content if isinstance(part, TextPart | JsonPart | ReferencePart)]
     if content is not None:
         return [JsonPart(type="json", data=content)]
     parts: list[MessagePart] = []

@@ -43,7 +43,9 @@ def parse_outcome(outcome: Any, *, call_id: str, source: str, what: str) -> Exte
     try:
         return ExternalResult.model_validate(fields)
     except pydantic.ValidationError as exc:
-        raise InvalidResultError(f"{what} {source!r} returned an invalid result: {validation_summary(exc)}") from None
+        raise InvalidResultError(
+            f"{what} {source!r} returned an invalid result: {validation_summary(exc)}"
+        ) from None
 
 
 def parse_receipt(receipt: Any, *, delivery_id: str) -> OutputReceipt:
@@ -51,7 +53,9 @@ def parse_receipt(receipt: Any, *, delivery_id: str) -> OutputReceipt:
     try:
         parsed = receipt if isinstance(receipt, OutputReceipt) else OutputReceipt.model_validate(receipt)
     except pydantic.ValidationError as exc:
-        raise InvalidResultError(f"the output sink returned an invalid receipt: {validation_summary(exc)}") from None
+        raise InvalidResultError(
+            f"the output sink returned an invalid receipt: {validation_summary(exc)}"
+        ) from None
     if parsed.delivery_id != delivery_id:
         raise InvalidResultError(
             f"the output sink answered delivery {parsed.delivery_id!r} instead of {delivery_id!r}"

@@ -219,7 +219,9 @@ class ToolRegistry:
         )
 
     @staticmethod
-    def validate_arguments(definition: ToolDefinition, tool: RegisteredTool, arguments: Mapping[str, Any]) -> None:
+    def validate_arguments(
+        definition: ToolDefinition, tool: RegisteredTool, arguments: Mapping[str, Any]
+    ) -> None:
         """Run the tool's own ``validate``; a refusal raises :class:`ToolValidationError`."""
         try:
             tool.validate(arguments)
@@ -266,4 +268,3 @@ def _parse_call(call: ToolCall | Mapping[str, Any]) -> ToolCall:
         return ToolCall.model_validate(call)
     except pydantic.ValidationError as exc:
         raise ValidationError(f"invalid tool call: {validation_summary(exc)}") from None
-

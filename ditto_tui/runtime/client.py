@@ -122,8 +122,13 @@ class Runtime:
         cls = EVENT_TYPES.get(kind)
         if cls is None or cls is CustomEvent:
             cls, fields = CustomEvent, {"name": kind, "data": fields.get("data", fields)}
-        event = cls.model_construct(kind=cls.model_fields["kind"].default, run_id=run_id,
-                                    seq=next(self._seq), at=time.time(), **fields)
+        event = cls.model_construct(
+            kind=cls.model_fields["kind"].default,
+            run_id=run_id,
+            seq=next(self._seq),
+            at=time.time(),
+            **fields,
+        )
         for subscriber in tuple(self._subscribers):
             try:
                 subscriber(event)
@@ -147,8 +152,9 @@ class Runtime:
         """Call one node type and return its output directly; ``timeout`` bounds the wait in seconds."""
         route = self._route(node_type)
         run_id = f"invoke-{uuid.uuid4().hex[:12]}"
-        return await self._call(route, node_type, input, run_id=run_id, node_id=None, parent=signal,
-                                timeout=timeout)
+        return await self._call(
+            route, node_type, input, run_id=run_id, node_id=None, parent=signal, timeout=timeout
+        )
 
     async def _call(
         self,
@@ -202,8 +208,9 @@ class Runtime:
     def _nested_invoke(self, run_id: str, parent: CancelSignal) -> Any:
         async def invoke(node_type: str, input: Any, *, timeout: float | None = None) -> Any:
             route = self._route(node_type)
-            return await self._call(route, node_type, input, run_id=run_id, node_id=None, parent=parent,
-                                    timeout=timeout)
+            return await self._call(
+                route, node_type, input, run_id=run_id, node_id=None, parent=parent, timeout=timeout
+            )
 
         return invoke
 
@@ -215,16 +222,21 @@ class Runtime:
 
     # -- graphs ---------------------------------------------------------------------------------------
 
-    async def run(self, plan: Graph, input: Any = None, *, signal: CancelSignal | None = None) -> dict[str, Any]:
+    async def run(
+        self, plan: Graph, input: Any = None, *, signal: CancelSignal | None = None
+    ) -> dict[str, Any]:
         """Run ``plan`` once on ``input``; returns ``{node_id: output}`` for every node."""
         if not isinstance(plan, Graph):
             raise ValidationError("run() needs a graph built with graph(name)")
         self._check_types(plan)
         run_id = self._new_run_id()
         self._emit_run_started(run_id, plan, "graph", None)
-        return await self._finish(run_id, self._execute(plan, input, run_id, None, signal))
+        outputs: dict[str, Any] = await self._finish(run_id, self._execute(plan, input, run_id, None, signal))
+        return outputs
 
-    async def loop(self, definition: LoopDefinition, initial: Any, *, signal: CancelSignal | None = None) -> Any:
+    async def loop(
+        self, definition: LoopDefinition, initial: Any, *, signal: CancelSignal | None = None
+    ) -> Any:
         """Run a loop from ``initial`` state; returns the final state."""
         if not isinstance(definition, LoopDefinition):
             raise ValidationError("loop() needs a definition built with loop(...)")
@@ -245,8 +257,11 @@ class Runtime:
     def _emit_run_started(self, run_id: str, plan: Graph, plan_kind: str, max_iterations: int | None) -> None:
         if self._subscribers:
             nodes = tuple(NodeInfo(id=n.id, type=n.type, deps=n.deps) for n in plan.nodes.values())
-            self._emit("run_started", run_id, {"plan": plan.name, "plan_kind": plan_kind, "nodes": nodes,
-                                               "max_iterations": max_iterations})
+            self._emit(
+                "run_started",
+                run_id,
+                {"plan": plan.name, "plan_kind": plan_kind, "nodes": nodes, "max_iterations": max_iterations},
+            )
 
     async def _finish(self, run_id: str, work: Any) -> Any:
         started = time.perf_counter()
@@ -264,21 +279,31 @@ class Runtime:
             raise
         finally:
             failed = error.node_id if isinstance(error, GraphExecutionError) else None
-            self._emit("run_finished", run_id, {
-                "status": status, "duration_ms": (time.perf_counter() - started) * 1000,
-                "error": None if error is None else _describe(error), "failed_node": failed,
-            })
+            self._emit(
+                "run_finished",
+                run_id,
+                {
+                    "status": status,
+                    "duration_ms": (time.perf_counter() - started) * 1000,
+                    "error": None if error is None else _describe(error),
+                    "failed_node": failed,
+                },
+            )
 
-    async def _iterate(self, definition: LoopDefinition, state: Any, run_id: str, signal: CancelSignal | None) -> Any:
+    async def _iterate(
+        self, definition: LoopDefinition, state: Any, run_id: str, signal: CancelSignal | None
+    ) -> Any:
         iteration = 0
         while not definition.done(state):
             if iteration >= definition.max_iterations:
-                raise LoopLimitError(
-                    f"loop over {definition.graph.name!r} did not finish within {definition.max_iterations} iterations"
-                )
+                limit = definition.max_iterations
+                raise LoopLimitError(f"loop {definition.graph.name!r} did not finish in {limit} iterations")
             iteration += 1
-            self._emit("loop_iteration", run_id, {"iteration": iteration,
-                                                  "max_iterations": definition.max_iterations})
+            self._emit(
+                "loop_iteration",
+                run_id,
+                {"iteration": iteration, "max_iterations": definition.max_iterations},
+            )
             outputs = await self._execute(definition.graph, definition.bind(state), run_id, iteration, signal)
             state = definition.update(state, outputs)
         return state
@@ -296,37 +321,63 @@ class Runtime:
             ) from failure.error
 
     async def _run_node(
-        self, plan_input: Any, node: GraphNode, outputs: Mapping[str, Any], run_id: str,
-        iteration: int | None, signal: CancelSignal | None,
+        self,
+        plan_input: Any,
+        node: GraphNode,
+        outputs: Mapping[str, Any],
+        run_id: str,
+        iteration: int | None,
+        signal: CancelSignal | None,
     ) -> Any:
         execution_id = self._new_id("exec")
         observed = bool(self._subscribers)
         started = time.perf_counter()
-        node_input: Any = None
-        if observed:
-            self._emit("node_started", run_id, {"node_id": node.id, "node_type": node.type,
-                                                "execution_id": execution_id, "iteration": iteration})
+        identity = {
+            "node_id": node.id,
+            "node_type": node.type,
+            "execution_id": execution_id,
+            "iteration": iteration,
+        }
         try:
             node_input = node.bind(plan_input, {dep: outputs[dep] for dep in node.deps})
-            output = await self._call(self._routes[node.type], node.type, node_input, run_id=run_id,
-                                      node_id=node.id, parent=signal, timeout=None, execution_id=execution_id)
+            if observed:
+                self._emit("node_started", run_id, {**identity, "input": node_input})
+            output = await self._call(
+                self._routes[node.type],
+                node.type,
+                node_input,
+                run_id=run_id,
+                node_id=node.id,
+                parent=signal,
+                timeout=None,
+                execution_id=execution_id,
+            )
         except BaseException as exc:
             if observed:
-                self._emit("node_failed", run_id, {
-                    "node_id": node.id, "node_type": node.type, "execution_id": execution_id,
-                    "iteration": iteration, "duration_ms": (time.perf_counter() - started) * 1000,
-                    "error_type": type(exc).__name__, "error": _describe(exc),
-                    "cancelled": isinstance(exc, asyncio.CancelledError),
-                })
+                self._emit(
+                    "node_failed",
+                    run_id,
+                    {
+                        **identity,
+                        "duration_ms": (time.perf_counter() - started) * 1000,
+                        "error_type": type(exc).__name__,
+                        "error": _describe(exc),
+                        "cancelled": isinstance(exc, asyncio.CancelledError),
+                    },
+                )
             if isinstance(exc, Exception):
                 raise _RunFailed(node, exc) from exc
             raise
         if observed:
-            self._emit("node_finished", run_id, {
-                "node_id": node.id, "node_type": node.type, "execution_id": execution_id,
-                "iteration": iteration, "duration_ms": (time.perf_counter() - started) * 1000,
-                "output": output,
-            })
+            self._emit(
+                "node_finished",
+                run_id,
+                {
+                    **identity,
+                    "duration_ms": (time.perf_counter() - started) * 1000,
+                    "output": output,
+                },
+            )
         return output
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -367,8 +418,15 @@ class _Scheduler:
 
     __slots__ = ("_input", "_iteration", "_missing", "_plan", "_run_id", "_runtime", "_signal", "outputs")
 
-    def __init__(self, runtime: Runtime, plan: Graph, input: Any, run_id: str, iteration: int | None,
-                 signal: CancelSignal | None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        plan: Graph,
+        input: Any,
+        run_id: str,
+        iteration: int | None,
+        signal: CancelSignal | None,
+    ) -> None:
         self._runtime = runtime
         self._plan = plan
         self._input = input
@@ -379,8 +437,9 @@ class _Scheduler:
         self.outputs: dict[str, Any] = {}
 
     def _start(self, node: GraphNode) -> Any:
-        return self._runtime._run_node(self._input, node, self.outputs, self._run_id, self._iteration,
-                                       self._signal)
+        return self._runtime._run_node(
+            self._input, node, self.outputs, self._run_id, self._iteration, self._signal
+        )
 
     def _complete(self, node_id: str, output: Any, ready: list[GraphNode]) -> None:
         self.outputs[node_id] = output
@@ -426,9 +485,16 @@ class _Scheduler:
             reason = f"node {error.node.id!r} failed"
         for node in self._plan.nodes.values():
             if node.id not in self.outputs and self._missing[node.id] > 0:
-                self._runtime._emit("node_skipped", self._run_id, {
-                    "node_id": node.id, "node_type": node.type, "iteration": self._iteration, "reason": reason,
-                })
+                self._runtime._emit(
+                    "node_skipped",
+                    self._run_id,
+                    {
+                        "node_id": node.id,
+                        "node_type": node.type,
+                        "iteration": self._iteration,
+                        "reason": reason,
+                    },
+                )
 
 
 def create_ditto(
@@ -449,8 +515,8 @@ def create_ditto(
     if isinstance(sandbox, Sandbox):
         shared = sandbox
     else:
-        if sandbox is None and config is not None:
-            sandbox = config.sandbox.to_permissions_kwargs()
-        permissions = SandboxPermissions.coerce(sandbox)
-        shared = Sandbox(permissions, workspace=workspace, executor=sandbox_executor)
+        granted = sandbox
+        if granted is None and config is not None:
+            granted = config.sandbox.to_permissions_kwargs()
+        shared = Sandbox(SandboxPermissions.coerce(granted), workspace=workspace, executor=sandbox_executor)
     return Runtime(sandbox=shared, workers=workers, config=config, providers=providers or {})

@@ -76,7 +76,9 @@ class Graph:
         dep_ids = tuple(deps)
         for dep in dep_ids:
             if dep not in self._nodes:
-                raise GraphBuildError(f"graph {self.name!r}: node {node_id!r} depends on unknown node {dep!r}")
+                raise GraphBuildError(
+                    f"graph {self.name!r}: node {node_id!r} depends on unknown node {dep!r}"
+                )
         if len(set(dep_ids)) != len(dep_ids):
             raise GraphBuildError(f"graph {self.name!r}: node {node_id!r} lists a dependency twice")
         if bind is not None and not callable(bind):

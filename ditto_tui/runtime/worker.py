@@ -12,8 +12,8 @@ from ditto_tui.signal import CancelSignal
 
 if TYPE_CHECKING:
     from ditto_tui.config import RuntimeConfig
-    from ditto_tui.sandbox import Sandbox
     from ditto_tui.runtime.approval import Approval
+    from ditto_tui.sandbox import Sandbox
 
 _TYPE_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)*$")
 
@@ -100,5 +100,9 @@ def define_worker(
     if concurrency is not None and concurrency < 1:
         raise ValidationError("concurrency must be a positive integer")
     return WorkerDefinition(
-        type=type, nodes=dict(nodes), resources=dict(resources or {}), dispose=dispose, concurrency=concurrency
+        type=type,
+        nodes=dict(nodes),
+        resources=dict(resources or {}),
+        dispose=dispose,
+        concurrency=concurrency,
     )

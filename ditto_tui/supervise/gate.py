@@ -211,21 +211,28 @@ class ApprovalGate:
         signal: CancelSignal | None = None,
     ) -> _Outcome:
         if verdict.decision == "deny":
-            return _ended(subject, "failed", "APPROVAL_DENIED", f"The approval policy denies {subject.label!r}")
+            return _ended(
+                subject, "failed", "APPROVAL_DENIED", f"The approval policy denies {subject.label!r}"
+            )
         if verdict.decision == "allow":
             return self._approval(subject, "approve", verdict.rule, subject.canonical_arguments)
         if (subject.label, subject.tool_digest) in self._always:
             return self._approval(subject, "approve_always", verdict.rule, subject.canonical_arguments)
         if self.approver is None:
-            return _ended(subject, "failed", "APPROVAL_DENIED", "No approver is available to approve this call")
+            return _ended(
+                subject, "failed", "APPROVAL_DENIED", "No approver is available to approve this call"
+            )
         for _attempt in range(MAX_FRESH_REQUESTS):
-            outcome = await self._ask(subject, verdict, context, signal or (context.signal if context else None))
+            outcome = await self._ask(
+                subject, verdict, context, signal or (context.signal if context else None)
+            )
             if outcome is not None:
                 return outcome
         return _ended(subject, "failed", "APPROVAL_MISMATCH", "The approved arguments kept changing")
 
-    def _approval(self, subject: _Subject, kind: str, rule: str | None, canonical: str,
-                  request_id: str | None = None) -> _Outcome:
+    def _approval(
+        self, subject: _Subject, kind: str, rule: str | None, canonical: str, request_id: str | None = None
+    ) -> _Outcome:
         approval = Approval(
             call_id=subject.call.id,
             arguments_digest=arguments_digest(json.loads(canonical)),
@@ -240,8 +247,9 @@ class ApprovalGate:
     def _request(self, subject: _Subject, verdict: Verdict, context: WorkerContext | None) -> ApprovalRequest:
         return ApprovalRequest(
             request_id=f"approval-{self._session}-{next(self._ids)}",
-            call=ToolCall(id=subject.call.id, name=subject.call.name,
-                          arguments=json.loads(subject.canonical_arguments)),
+            call=ToolCall(
+                id=subject.call.id, name=subject.call.name, arguments=json.loads(subject.canonical_arguments)
+            ),
             tool=subject.label,
             server=subject.server,
             description=subject.description,
@@ -259,21 +267,32 @@ class ApprovalGate:
         self, subject: _Subject, verdict: Verdict, context: WorkerContext | None, signal: CancelSignal | None
     ) -> _Outcome | None:
         request = self._request(subject, verdict, context)
-        _emit(context, "approval_requested", request_id=request.request_id, call_id=subject.call.id,
-              tool=subject.label, server=subject.server, node_id=request.node_id,
-              arguments=request.call.arguments, arguments_digest=subject.arguments_digest,
-              tool_digest=subject.tool_digest, rule=verdict.rule)
+        _emit(
+            context,
+            "approval_requested",
+            request_id=request.request_id,
+            call_id=subject.call.id,
+            tool=subject.label,
+            server=subject.server,
+            node_id=request.node_id,
+            arguments=request.call.arguments,
+            arguments_digest=subject.arguments_digest,
+            tool_digest=subject.tool_digest,
+            rule=verdict.rule,
+        )
         try:
             answer = await self._wait(request, signal)
         except asyncio.CancelledError:
             self._resolved(context, request, "cancelled", "the call was cancelled")
             raise
-        if answer == "timeout":
+        if not isinstance(answer, ApprovalDecision) and answer == "timeout":
             self._resolved(context, request, "timeout", "no decision in time")
             return _ended(subject, "timeout", "APPROVAL_TIMEOUT", "No decision was made in time")
-        if answer == "withdrawn":
+        if not isinstance(answer, ApprovalDecision):
             self._resolved(context, request, "cancelled", "the request was withdrawn")
-            return _ended(subject, "cancelled", "APPROVAL_CANCELLED", "The call was cancelled before approval")
+            return _ended(
+                subject, "cancelled", "APPROVAL_CANCELLED", "The call was cancelled before approval"
+            )
         if arguments_digest(request.call.arguments) != subject.arguments_digest:
             self._resolved(context, request, "cancelled", "the arguments changed after they were shown")
             return None
@@ -323,7 +342,9 @@ class ApprovalGate:
             except (ValidationError, pydantic.ValidationError) as exc:
                 message = sanitize_public_message(getattr(exc, "message", None) or str(exc))
                 self._resolved(context, request, "deny", f"edited arguments refused: {message}")
-                return _ended(subject, "failed", "APPROVAL_EDIT_INVALID", message or "The edited arguments are invalid")
+                return _ended(
+                    subject, "failed", "APPROVAL_EDIT_INVALID", message or "The edited arguments are invalid"
+                )
         if decision.kind == "approve_always":
             self._always.add((subject.label, subject.tool_digest))
         edited = canonical != subject.canonical_arguments
@@ -339,11 +360,20 @@ class ApprovalGate:
         canonical: str | None = None,
         edited: bool = False,
     ) -> None:
-        digest = arguments_digest(json.loads(canonical)) if canonical is not None else request.arguments_digest
-        _emit(context, "approval_resolved", request_id=request.request_id, call_id=request.call.id,
-              tool=request.tool, decision=decision,
-              reason=None if reason is None else sanitize_public_message(reason),
-              arguments_digest=digest, edited=edited)
+        digest = (
+            arguments_digest(json.loads(canonical)) if canonical is not None else request.arguments_digest
+        )
+        _emit(
+            context,
+            "approval_resolved",
+            request_id=request.request_id,
+            call_id=request.call.id,
+            tool=request.tool,
+            decision=decision,
+            reason=None if reason is None else sanitize_public_message(reason),
+            arguments_digest=digest,
+            edited=edited,
+        )
 
 
 def _decision_of(deciding: asyncio.Future[Any]) -> ApprovalDecision:

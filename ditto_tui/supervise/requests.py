@@ -69,4 +69,3 @@ class ApprovalDecision:
     def approves(self) -> bool:
         """Whether the decision lets the call execute."""
         return self.kind != "deny"
-

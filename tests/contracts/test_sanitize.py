@@ -41,7 +41,10 @@ def test_e01_known_token_prefixes_are_redacted(token: str) -> None:
 @pytest.mark.parametrize(
     ("header", "kept"),
     [
-        ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl", "Authorization: Bearer"),
+        (
+            "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl",
+            "Authorization: Bearer",
+        ),
         ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic"),
         ("Proxy-Authorization: Basic dXNlcjpwYXNz", "Proxy-Authorization: Basic"),
         ("x-api-key: 0123456789abcdef", "x-api-key:"),
@@ -297,3 +300,7 @@ def test_non_string_input_is_converted() -> None:
     assert sanitize_public_message(42) == "42"
     assert sanitize_public_message(None) == "None"
     assert sanitize_public_message(b"/etc/x") == "b'<path>'"
+
+
+def test_a_single_secret_string_is_not_split_into_characters() -> None:
+    assert sanitize_public_message("key abc123 end", secrets="abc123") == f"key {REDACTED} end"  # type: ignore[arg-type]

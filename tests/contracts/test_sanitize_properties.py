@@ -13,22 +13,34 @@ from ditto_tui.sanitize import public_message_from_exception, sanitize_public_me
 
 SECRETS = ["hunter2-very-secret", "BSAxyz0123456789abcdef", "p@ss word/+=", "ünïcode-sëcret"]
 PATHS = ["/home/alice/.ssh/id_rsa", "/tmp/pytest-1/w/a", "/private/var/x", "/etc/passwd"]
-FRAGMENTS = [
-    "\n", "\r\n", "\r", "\t", "\x00", "\x1b", "\x1b[2K", "\x1b]52;c;Y3Vy\x07", "\x1b]8;;", "\x9b", "\x85",
-    "\u202e", "\u200b", "\u2028", "\U000e0041", "\ufeff",
-    "Traceback (most recent call last):\n", '  File "/usr/lib/python3.12/x.py", line 12, in f\n',
-    'File "', '", line ', "7", "ValueError: ",
-    "Authorization: Bearer ", "Authorization: ", "Bearer ", "Basic ", "Proxy-Authorization: ",
-    "x-api-key: ", "X-Subscription-Token: ", "Cookie: a=1; b=2", "api-key", ": ",
-    "api_key=", "token=", "key=", "password = ", "secret", "=", "https://", "http://u:p@host/", "://", "@",
-    "?api_key=", "&signature=", "sk-", "sk-proj-", "ghp_", "github_pat_", "xoxb-", "AKIA", "AIza", "eyJ",
-    "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----",
-    "/", "//", "C:\\Users\\alice\\x", "C:/x", "file:///etc/passwd", "~/", "~/.aws/credentials",
-    "\\\\server\\share", "[REDACTED]", "<path>", "<frame>", "…", "[", "]", "[/b]", ":", " ", '"', "'", ".",
-    "A" * 20, "a1" * 10, "Z" * 300,
-    *SECRETS, *PATHS,
+CONTROL_TEXT = ["\n", "\r\n", "\r", "\t", "\x00", "\x1b", "\x1b[2K", "\x1b]52;c;Y3Vy\x07", "\x1b]8;;", "\x9b"]
+INVISIBLE_TEXT = ["\x85", "\u202e", "\u200b", "\u2028", "\U000e0041", "\ufeff"]
+FRAME_TEXT = [
+    "Traceback (most recent call last):\n",
+    '  File "/usr/x.py", line 12, in f\n',
+    'File "',
+    '", line ',
 ]
-ENCODED = [urllib.parse.quote(s, safe="") for s in SECRETS] + [base64.b64encode(s.encode()).decode() for s in SECRETS]
+HEADER_TEXT = ["Authorization: Bearer ", "Authorization: ", "Bearer ", "Basic ", "Proxy-Authorization: "]
+HEADER_TEXT += [
+    "x-api-key: ",
+    "X-Subscription-Token: ",
+    "Cookie: a=1; b=2",
+    "api-key",
+    ": ",
+    "7",
+    "ValueError: ",
+]
+QUERY_TEXT = ["api_key=", "token=", "key=", "password = ", "secret", "=", "?api_key=", "&signature=", "@"]
+URL_TEXT = ["https://", "http://u:p@host/", "://", "C:\\Users\\alice\\x", "C:/x", "file:///etc/passwd"]
+PATH_TEXT = ["/", "//", "~/", "~/.aws/credentials", "\\\\server\\share"]
+TOKEN_TEXT = ["sk-", "sk-proj-", "ghp_", "github_pat_", "xoxb-", "AKIA", "AIza", "eyJ", "A" * 20, "a1" * 10]
+TOKEN_TEXT += ["-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----"]
+OTHER_TEXT = ["[REDACTED]", "<path>", "<frame>", "…", "[", "]", "[/b]", ":", " ", '"', "'", ".", "Z" * 300]
+FRAGMENTS = CONTROL_TEXT + INVISIBLE_TEXT + FRAME_TEXT + HEADER_TEXT + QUERY_TEXT + URL_TEXT + PATH_TEXT
+FRAGMENTS += TOKEN_TEXT + OTHER_TEXT + SECRETS + PATHS
+ENCODED = [urllib.parse.quote(s, safe="") for s in SECRETS]
+ENCODED += [base64.b64encode(s.encode()).decode() for s in SECRETS]
 
 hostile_text = st.lists(
     st.one_of(st.sampled_from(FRAGMENTS + ENCODED), st.text(max_size=12)), max_size=40

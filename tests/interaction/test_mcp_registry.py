@@ -16,8 +16,12 @@ from ditto_tui.sandbox import Sandbox, SandboxPermissions
 class PagedServer:
     """Serves ``pages`` (lists of tool names) with cursors from ``cursors``."""
 
-    def __init__(self, pages: list[list[str]], cursors: list[str | None] | None = None,
-                 result: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        pages: list[list[str]],
+        cursors: list[str | None] | None = None,
+        result: Mapping[str, Any] | None = None,
+    ) -> None:
         self.pages = pages
         self.cursors = cursors or [f"p{i + 1}" for i in range(len(pages) - 1)] + [None]
         self.listed: list[str | None] = []
@@ -32,7 +36,9 @@ class PagedServer:
             page["nextCursor"] = self.cursors[index]
         return page
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any], signal: Any = None) -> Mapping[str, Any]:
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], signal: Any = None
+    ) -> Mapping[str, Any]:
         return self.result
 
 
@@ -92,8 +98,16 @@ async def test_capability_limit_is_never_exceeded_by_merging_a_page(tmp_path: Pa
         await registry.discover("s", sandbox(tmp_path, "s"))
 
 
-@pytest.mark.parametrize("tool", [{"name": "x"}, {"name": "x", "inputSchema": "object"}, {"name": "", "inputSchema": {}},
-                                  {"name": "x", "inputSchema": {}, "outputSchema": []}, "x"])
+@pytest.mark.parametrize(
+    "tool",
+    [
+        {"name": "x"},
+        {"name": "x", "inputSchema": "object"},
+        {"name": "", "inputSchema": {}},
+        {"name": "x", "inputSchema": {}, "outputSchema": []},
+        "x",
+    ],
+)
 async def test_invalid_schemas_fail_the_discovery(tmp_path: Path, tool: Any) -> None:
     class Bad(PagedServer):
         async def list_tools(self, cursor: str | None = None, signal: Any = None) -> Mapping[str, Any]:
@@ -119,9 +133,13 @@ def test_register_rules() -> None:
 
 async def test_invoke_preserves_the_call_id_and_names_the_source(tmp_path: Path) -> None:
     registry = McpRegistry()
-    registry.register("files", PagedServer([[]], result={"content": [{"type": "text", "text": "x"}],
-                                                        "structuredContent": {"n": 1}}))
-    result = await registry.invoke("files", {"id": "m-1", "name": "read", "arguments": {}}, sandbox(tmp_path, "files"))
+    registry.register(
+        "files",
+        PagedServer([[]], result={"content": [{"type": "text", "text": "x"}], "structuredContent": {"n": 1}}),
+    )
+    result = await registry.invoke(
+        "files", {"id": "m-1", "name": "read", "arguments": {}}, sandbox(tmp_path, "files")
+    )
     assert (result.call_id, result.source, result.status) == ("m-1", "files:read", "success")
     assert result.structured_content == {"n": 1}
 
@@ -131,15 +149,25 @@ async def test_invoke_preserves_the_call_id_and_names_the_source(tmp_path: Path)
     [
         (None, "MCP_TOOL_ERROR", "The MCP server reported a tool error"),
         ({"code": "NOT_FOUND", "message": "No such note"}, "NOT_FOUND", "No such note"),
-        ({"code": "E", "message": "Traceback at /srv/app.py line 3\nKeyError"}, "MCP_TOOL_ERROR",
-         "The MCP server reported a tool error"),
-        ({"code": "E", "message": "token sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"}, "MCP_TOOL_ERROR",
-         "The MCP server reported a tool error"),
+        (
+            {"code": "E", "message": "Traceback at /srv/app.py line 3\nKeyError"},
+            "MCP_TOOL_ERROR",
+            "The MCP server reported a tool error",
+        ),
+        (
+            {"code": "E", "message": "token sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"},
+            "MCP_TOOL_ERROR",
+            "The MCP server reported a tool error",
+        ),
     ],
 )
-async def test_is_error_becomes_failed_with_a_safe_error(tmp_path: Path, error: Any, code: str, message: str) -> None:
+async def test_is_error_becomes_failed_with_a_safe_error(
+    tmp_path: Path, error: Any, code: str, message: str
+) -> None:
     registry = McpRegistry()
-    registry.register("s", PagedServer([[]], result={"content": "raw diagnostics", "isError": True, "error": error}))
+    registry.register(
+        "s", PagedServer([[]], result={"content": "raw diagnostics", "isError": True, "error": error})
+    )
     result = await registry.invoke("s", {"id": "m", "name": "t", "arguments": {}}, sandbox(tmp_path, "s"))
     assert result.status == "failed" and result.error is not None
     assert (result.error.code, result.error.message) == (code, message)

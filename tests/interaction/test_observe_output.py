@@ -22,13 +22,15 @@ def test_a_single_text_becomes_a_string() -> None:
 
 
 def test_other_content_becomes_parts_and_structured_data_is_kept() -> None:
-    observation = observe_external_result(result(
-        status="success",
-        content=[{"type": "text", "text": "a"}, {"type": "json", "data": {"n": 1}}],
-        structuredContent={"n": 1},
-        references=[{"uri": "file:README.md"}],
-        metadata={"took": 3},
-    ))
+    observation = observe_external_result(
+        result(
+            status="success",
+            content=[{"type": "text", "text": "a"}, {"type": "json", "data": {"n": 1}}],
+            structuredContent={"n": 1},
+            references=[{"uri": "file:README.md"}],
+            metadata={"took": 3},
+        )
+    )
     assert [part.type for part in observation.message.content] == ["text", "json"]  # type: ignore[union-attr]
     assert observation.structured_content == {"n": 1}
     assert observation.references is not None and observation.references[0].uri == "file:README.md"
@@ -47,8 +49,13 @@ def test_references_only_become_reference_parts() -> None:
 
 @pytest.mark.parametrize("status", ["failed", "timeout", "cancelled", "unknown"])
 def test_failures_keep_their_status_and_carry_a_safe_summary(status: str) -> None:
-    observation = observe_external_result(result(status=status, error={"code": "E_X", "message": "went wrong"},
-                                                 content="partial output that must not read as success"))
+    observation = observe_external_result(
+        result(
+            status=status,
+            error={"code": "E_X", "message": "went wrong"},
+            content="partial output that must not read as success",
+        )
+    )
     assert observation.status == status and observation.error is not None
     assert observation.message.content == f"Call 'c-1' to 'tool' ended {status} (E_X): went wrong"
 

@@ -27,8 +27,13 @@ class Spy:
         self.validated: list[Mapping[str, Any]] = []
         self.executed: list[Mapping[str, Any]] = []
         self.outcome = outcome if outcome is not None else {"status": "success", "content": "ok"}
-        self.tool = Tool(name=name, input_schema={"type": "object"}, effects=effects,
-                         validate_fn=self.validate, execute_fn=self.execute)
+        self.tool = Tool(
+            name=name,
+            input_schema={"type": "object"},
+            effects=effects,
+            validate_fn=self.validate,
+            execute_fn=self.execute,
+        )
 
     def validate(self, args: Mapping[str, Any]) -> None:
         self.validated.append(args)
@@ -45,8 +50,9 @@ def call(name: str = "spy", arguments: Mapping[str, Any] | None = None, id: str 
 
 
 async def invoke(spy: Spy, sandbox: Mapping[str, Any], payload: Any, tmp_path: Path) -> ExternalResult:
-    async with create_ditto(sandbox=sandbox, workspace=tmp_path,
-                            workers=[create_interaction_worker(tools=[spy.tool])]) as runtime:
+    async with create_ditto(
+        sandbox=sandbox, workspace=tmp_path, workers=[create_interaction_worker(tools=[spy.tool])]
+    ) as runtime:
         result: ExternalResult = await runtime.invoke("INTERACTION.ACT.TOOL", payload)
         return result
 
@@ -176,6 +182,13 @@ def test_worker_exposes_mcp_and_output_only_when_given() -> None:
 def _context(runtime: Any) -> WorkerContext:
     from ditto_tui.signal import CancelSignal
 
-    return WorkerContext(services=runtime.services, worker_type="T", node_type="T.X", execution_id="e",
-                         invoke=runtime.invoke, emit=lambda kind, **fields: None, signal=CancelSignal(),
-                         run_id="r")
+    return WorkerContext(
+        services=runtime.services,
+        worker_type="T",
+        node_type="T.X",
+        execution_id="e",
+        invoke=runtime.invoke,
+        emit=lambda kind, **fields: None,
+        signal=CancelSignal(),
+        run_id="r",
+    )

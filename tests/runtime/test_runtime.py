@@ -155,7 +155,14 @@ async def test_events_have_strictly_increasing_seq_and_cover_the_run() -> None:
         assert unsubscribe() is False
         await runtime.run(plan, 1)
     kinds = [e.kind for e in events]
-    assert kinds == ["run_started", "node_started", "node_finished", "node_started", "node_finished", "run_finished"]
+    assert kinds == [
+        "run_started",
+        "node_started",
+        "node_finished",
+        "node_started",
+        "node_finished",
+        "run_finished",
+    ]
     seqs = [e.seq for e in events]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert len({e.run_id for e in events}) == 1
@@ -176,7 +183,9 @@ async def test_a_failing_subscriber_does_not_break_the_run() -> None:
 async def test_loop_runs_until_done_and_update_may_take_only_state() -> None:
     iterations: list[Any] = []
     plan = graph("body").node("step", "T.ECHO")
-    definition = loop(graph=plan, max_iterations=3, bind=lambda i: i, update=lambda i: i + 1, done=lambda i: i == 3)
+    definition = loop(
+        graph=plan, max_iterations=3, bind=lambda i: i, update=lambda i: i + 1, done=lambda i: i == 3
+    )
     async with create_ditto(workers=[worker(echo=echo)]) as runtime:
         runtime.subscribe(lambda e: iterations.append(e.iteration) if e.kind == "loop_iteration" else None)  # type: ignore[attr-defined]
         assert await runtime.loop(definition, 0) == 3
@@ -191,7 +200,9 @@ async def test_loop_update_receives_outputs() -> None:
 
 
 async def test_loop_limit_raises() -> None:
-    definition = loop(graph=graph("g").node("a", "T.ECHO"), max_iterations=2, update=lambda s: s, done=lambda s: False)
+    definition = loop(
+        graph=graph("g").node("a", "T.ECHO"), max_iterations=2, update=lambda s: s, done=lambda s: False
+    )
     async with create_ditto(workers=[worker(echo=echo)]) as runtime:
         with pytest.raises(LoopLimitError):
             await runtime.loop(definition, 0)

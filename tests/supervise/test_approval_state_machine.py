@@ -37,11 +37,20 @@ class ApprovalMachine(RuleBasedStateMachine):
         self.tasks: list[asyncio.Future[Any]] = []
         self.counter = 0
         self.approver.on_request(self._seen)
-        tool = Tool(name="write", input_schema={"type": "object"}, effects=[], requires_approval=True,
-                    validate_fn=self._validate, execute_fn=self._execute)
+        tool = Tool(
+            name="write",
+            input_schema={"type": "object"},
+            effects=[],
+            requires_approval=True,
+            validate_fn=self._validate,
+            execute_fn=self._execute,
+        )
         self.gate = ApprovalGate(approver=self.approver, timeout=TIMEOUT)
-        self.runtime = create_ditto(sandbox={"tools": ["write"]}, workspace=WORKSPACE,
-                                    workers=[create_interaction_worker(tools=[tool], approval=self.gate)])
+        self.runtime = create_ditto(
+            sandbox={"tools": ["write"]},
+            workspace=WORKSPACE,
+            workers=[create_interaction_worker(tools=[tool], approval=self.gate)],
+        )
 
     @staticmethod
     def _validate(args: Mapping[str, Any]) -> None:
@@ -78,7 +87,9 @@ class ApprovalMachine(RuleBasedStateMachine):
         self.counter += 1
         call_id = "same" if reuse_id else f"c{self.counter}"
         payload = {"call": {"id": call_id, "name": "write", "arguments": {"text": text}}}
-        self.tasks.append(asyncio.ensure_future(self.runtime.invoke("INTERACTION.ACT.TOOL", payload), loop=self.loop))
+        self.tasks.append(
+            asyncio.ensure_future(self.runtime.invoke("INTERACTION.ACT.TOOL", payload), loop=self.loop)
+        )
         self.settle()
 
     @rule(index=st.integers(0, 9), edit=st.none() | st.text(max_size=3), any_id=st.booleans())
@@ -88,8 +99,10 @@ class ApprovalMachine(RuleBasedStateMachine):
             return
         arguments = None if edit is None else {"text": edit}
         if self.approver.resolve(request.request_id, ApprovalDecision(kind="approve", arguments=arguments)):
-            self.approved.setdefault(request.request_id,
-                                     self.shown[request.request_id] if edit is None else canonical_json(arguments))
+            self.approved.setdefault(
+                request.request_id,
+                self.shown[request.request_id] if edit is None else canonical_json(arguments),
+            )
         self.settle()
 
     @rule(index=st.integers(0, 9))

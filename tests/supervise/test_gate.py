@@ -37,8 +37,11 @@ class Recorder:
         self.tool = Tool(
             name=name,
             description=description,
-            input_schema={"type": "object", "properties": {"text": {"type": "string"}},
-                          "additionalProperties": False},
+            input_schema={
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "additionalProperties": False,
+            },
             effects=[],
             requires_approval=True,
             validate_fn=self.validate,
@@ -80,18 +83,34 @@ def deny(_request: ApprovalRequest) -> ApprovalDecision:
     return ApprovalDecision(kind="deny", reason="not today")
 
 
-def setup(tmp_path: Path, tools: Sequence[Tool], approver: Any = None, rules: Sequence[Mapping[str, Any]] = (),
-          timeout: float | None = None) -> tuple[Runtime, ApprovalGate, list[ExecutionEvent]]:
+def setup(
+    tmp_path: Path,
+    tools: Sequence[Tool],
+    approver: Any = None,
+    rules: Sequence[Mapping[str, Any]] = (),
+    timeout: float | None = None,
+) -> tuple[Runtime, ApprovalGate, list[ExecutionEvent]]:
     gate = ApprovalGate(policy=ApprovalPolicy(rules), approver=approver, timeout=timeout)
-    runtime = create_ditto(sandbox={"tools": [t.name for t in tools]}, workspace=tmp_path,
-                           workers=[create_interaction_worker(tools=list(tools), approval=gate)])
+    runtime = create_ditto(
+        sandbox={"tools": [t.name for t in tools]},
+        workspace=tmp_path,
+        workers=[create_interaction_worker(tools=list(tools), approval=gate)],
+    )
     events: list[ExecutionEvent] = []
     runtime.subscribe(events.append)
     return runtime, gate, events
 
 
-def act(name: str = "write_note", arguments: Mapping[str, Any] | None = None, id: str = "c-1") -> dict[str, Any]:
-    return {"call": {"id": id, "name": name, "arguments": dict(arguments if arguments is not None else {"text": "hi"})}}
+def act(
+    name: str = "write_note", arguments: Mapping[str, Any] | None = None, id: str = "c-1"
+) -> dict[str, Any]:
+    return {
+        "call": {
+            "id": id,
+            "name": name,
+            "arguments": dict(arguments if arguments is not None else {"text": "hi"}),
+        }
+    }
 
 
 async def test_no_approver_means_deny(tmp_path: Path) -> None:
@@ -137,7 +156,11 @@ async def test_r09_denial_returns_a_typed_failure_and_a_repeat_prompts_again(tmp
     runtime, _gate, _ = setup(tmp_path, [recorder.tool], approver)
     for _ in range(2):
         result = await runtime.invoke("INTERACTION.ACT.TOOL", act())
-        assert (result.status, result.error.code, result.error.message) == ("failed", "APPROVAL_DENIED", "not today")
+        assert (result.status, result.error.code, result.error.message) == (
+            "failed",
+            "APPROVAL_DENIED",
+            "not today",
+        )
     assert len(approver.requests) == 2 and recorder.executed == []
 
 
@@ -155,7 +178,9 @@ async def test_approve_always_covers_the_tool_for_the_session_only(tmp_path: Pat
 
 async def test_r12_a_new_gate_remembers_nothing(tmp_path: Path) -> None:
     recorder = Recorder()
-    runtime, _gate, _ = setup(tmp_path, [recorder.tool], Scripted(lambda r: ApprovalDecision(kind="approve_always")))
+    runtime, _gate, _ = setup(
+        tmp_path, [recorder.tool], Scripted(lambda r: ApprovalDecision(kind="approve_always"))
+    )
     await runtime.invoke("INTERACTION.ACT.TOOL", act())
     fresh = Recorder()
     runtime, _gate, _ = setup(tmp_path, [fresh.tool])
@@ -174,8 +199,10 @@ async def test_r14_approve_once_does_not_cover_other_arguments(tmp_path: Path) -
 
 async def test_edited_arguments_are_revalidated_and_bound(tmp_path: Path) -> None:
     recorder = Recorder()
-    approver = Scripted(lambda r: ApprovalDecision(kind="approve", arguments={"text": "edited"}),
-                        lambda r: ApprovalDecision(kind="approve", arguments={"text": "x", "sneaky": True}))
+    approver = Scripted(
+        lambda r: ApprovalDecision(kind="approve", arguments={"text": "edited"}),
+        lambda r: ApprovalDecision(kind="approve", arguments={"text": "x", "sneaky": True}),
+    )
     runtime, _gate, events = setup(tmp_path, [recorder.tool], approver)
     result = await runtime.invoke("INTERACTION.ACT.TOOL", act())
     assert result.status == "success"
@@ -261,7 +288,9 @@ async def test_r04_a_duplicate_approval_executes_once(tmp_path: Path) -> None:
     assert len(recorder.executed) == 1
 
 
-async def test_r05_a_stale_or_forged_request_id_is_refused_and_the_real_one_stays_pending(tmp_path: Path) -> None:
+async def test_r05_a_stale_or_forged_request_id_is_refused_and_the_real_one_stays_pending(
+    tmp_path: Path,
+) -> None:
     recorder = Recorder()
     approver = QueueApprover()
     runtime, _gate, _ = setup(tmp_path, [recorder.tool], approver)
@@ -285,8 +314,11 @@ async def test_r06_a_tool_substituted_after_approval_is_refused(tmp_path: Path) 
         return ApprovalDecision(kind="approve")
 
     gate = ApprovalGate(approver=Scripted(swap_then_approve))
-    runtime = create_ditto(sandbox={"tools": ["write_note"]}, workspace=tmp_path,
-                           workers=[create_interaction_worker(tools=registry, approval=gate)])
+    runtime = create_ditto(
+        sandbox={"tools": ["write_note"]},
+        workspace=tmp_path,
+        workers=[create_interaction_worker(tools=registry, approval=gate)],
+    )
     with pytest.raises(ApprovalError):
         await runtime.invoke("INTERACTION.ACT.TOOL", act())
     assert original.executed == [] and impostor.executed == []
@@ -328,7 +360,9 @@ async def test_r11_parallel_calls_each_get_their_own_decision_and_cancel_leaves_
     runtime, gate, events = setup(tmp_path, [recorder.tool], approver)
     plan = graph("parallel")
     for name in ("A", "B", "C"):
-        plan.node(name, "INTERACTION.ACT.TOOL", [], lambda _input, _deps, n=name: act(arguments={"text": n}, id=n))
+        plan.node(
+            name, "INTERACTION.ACT.TOOL", [], lambda _input, _deps, n=name: act(arguments={"text": n}, id=n)
+        )
     run = asyncio.ensure_future(runtime.run(plan))
     requests = {r.call.id: r for r in await _pending(approver, 3)}
     assert [r.call.id for r in gate.pending()] == ["A", "B", "C"]
@@ -372,7 +406,9 @@ async def test_an_approver_that_fails_denies(tmp_path: Path) -> None:
     assert result.error.code == "APPROVAL_DENIED" and recorder.executed == []
 
 
-async def test_r13_model_supplied_approval_fields_are_refused_and_cannot_skip_the_prompt(tmp_path: Path) -> None:
+async def test_r13_model_supplied_approval_fields_are_refused_and_cannot_skip_the_prompt(
+    tmp_path: Path,
+) -> None:
     recorder = Recorder()
     approver = Scripted(approve)
     runtime, _gate, _ = setup(tmp_path, [recorder.tool], approver)
@@ -387,21 +423,35 @@ async def test_r13_mcp_hints_do_not_lower_approval(tmp_path: Path) -> None:
             self.calls: list[str] = []
 
         async def list_tools(self, cursor: str | None = None, signal: Any = None) -> Mapping[str, Any]:
-            return {"tools": [{"name": "peek", "inputSchema": {"type": "object"},
-                               "annotations": {"readOnlyHint": True, "destructiveHint": False}}]}
+            return {
+                "tools": [
+                    {
+                        "name": "peek",
+                        "inputSchema": {"type": "object"},
+                        "annotations": {"readOnlyHint": True, "destructiveHint": False},
+                    }
+                ]
+            }
 
-        async def call_tool(self, name: str, arguments: Mapping[str, Any], signal: Any = None) -> Mapping[str, Any]:
+        async def call_tool(
+            self, name: str, arguments: Mapping[str, Any], signal: Any = None
+        ) -> Mapping[str, Any]:
             self.calls.append(name)
             return {"content": "peeked"}
 
     server = HintedServer()
     approver = Scripted(deny)
     gate = ApprovalGate(approver=approver)
-    runtime = create_ditto(sandbox={"mcp": ["srv"]}, workspace=tmp_path,
-                           workers=[create_interaction_worker(mcp={"srv": server}, approval=gate)])
+    runtime = create_ditto(
+        sandbox={"mcp": ["srv"]},
+        workspace=tmp_path,
+        workers=[create_interaction_worker(mcp={"srv": server}, approval=gate)],
+    )
     await runtime.invoke("INTERACTION.ACT.MCP", {"operation": "discover"})
-    response = await runtime.invoke("INTERACTION.ACT.MCP", {"operation": "invoke", "server": "srv",
-                                                            "call": {"id": "m", "name": "peek", "arguments": {}}})
+    response = await runtime.invoke(
+        "INTERACTION.ACT.MCP",
+        {"operation": "invoke", "server": "srv", "call": {"id": "m", "name": "peek", "arguments": {}}},
+    )
     assert response.result.error.code == "APPROVAL_DENIED" and server.calls == []
     assert approver.requests[0].tool == "srv:peek" and approver.requests[0].server == "srv"
 
@@ -419,8 +469,9 @@ async def test_r15_full_arguments_and_a_digest_over_the_raw_text(tmp_path: Path)
 
 async def test_policy_rules_allow_deny_and_ask(tmp_path: Path) -> None:
     writer = Recorder()
-    reader_tool = Tool(name="read_note", input_schema={"type": "object"}, effects=[],
-                       execute_fn=lambda args, ctx: _success())
+    reader_tool = Tool(
+        name="read_note", input_schema={"type": "object"}, effects=[], execute_fn=lambda args, ctx: _success()
+    )
     approver = Scripted(approve)
     rules = [{"tool": "write_*", "decision": "deny"}, {"tool": "read_*", "decision": "ask"}]
     runtime, _gate, events = setup(tmp_path, [writer.tool, reader_tool], approver, rules=rules)
@@ -433,7 +484,9 @@ async def test_policy_rules_allow_deny_and_ask(tmp_path: Path) -> None:
 
 async def test_a_policy_allow_still_binds_an_approval_for_a_tool_that_requires_one(tmp_path: Path) -> None:
     recorder = Recorder()
-    runtime, _gate, _ = setup(tmp_path, [recorder.tool], None, rules=[{"tool": "write_note", "decision": "allow"}])
+    runtime, _gate, _ = setup(
+        tmp_path, [recorder.tool], None, rules=[{"tool": "write_note", "decision": "allow"}]
+    )
     assert (await runtime.invoke("INTERACTION.ACT.TOOL", act())).status == "success"
     assert recorder.executed[0][2].rule == "tool:write_note → allow"
 
@@ -455,8 +508,11 @@ async def test_s09_every_path_to_execution_goes_through_the_gate(tmp_path: Path)
     registry = ToolRegistry([recorder.tool])
     approver = Scripted(*([deny] * 5))
     gate = ApprovalGate(approver=approver)
-    runtime = create_ditto(sandbox={"tools": ["write_note"], "mcp": ["srv"]}, workspace=tmp_path,
-                           workers=[create_interaction_worker(tools=registry, approval=gate)])
+    runtime = create_ditto(
+        sandbox={"tools": ["write_note"], "mcp": ["srv"]},
+        workspace=tmp_path,
+        workers=[create_interaction_worker(tools=registry, approval=gate)],
+    )
     # 1. the node, 2. a graph run, 3. the registry called directly with a real context
     await runtime.invoke("INTERACTION.ACT.TOOL", act())
     await runtime.run(graph("g").node("w", "INTERACTION.ACT.TOOL", [], lambda _i, _d: act()))
@@ -465,8 +521,11 @@ async def test_s09_every_path_to_execution_goes_through_the_gate(tmp_path: Path)
     async def direct(input: Any, context: WorkerContext) -> ExternalResult:
         return await registry.call(act()["call"], context)
 
-    probe = create_ditto(sandbox={"tools": ["write_note"]}, workspace=tmp_path,
-                         workers=[define_worker(type="P", nodes={"P.DIRECT": direct})])
+    probe = create_ditto(
+        sandbox={"tools": ["write_note"]},
+        workspace=tmp_path,
+        workers=[define_worker(type="P", nodes={"P.DIRECT": direct})],
+    )
     await probe.invoke("P.DIRECT", None)
     # 4. execute() without a bound approval refuses
     context = _bare_context(probe)
@@ -485,23 +544,61 @@ class _EchoServer:
     async def list_tools(self, cursor: str | None = None, signal: Any = None) -> Mapping[str, Any]:
         return {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any], signal: Any = None) -> Mapping[str, Any]:
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], signal: Any = None
+    ) -> Mapping[str, Any]:
         return {"content": "echo"}
 
 
 def _bare_context(runtime: Runtime) -> WorkerContext:
     from ditto_tui.signal import CancelSignal
 
-    return WorkerContext(services=runtime.services, worker_type="P", node_type="P.X", execution_id="e",
-                         invoke=runtime.invoke, emit=lambda kind, **fields: None, signal=CancelSignal(), run_id="r")
+    return WorkerContext(
+        services=runtime.services,
+        worker_type="P",
+        node_type="P.X",
+        execution_id="e",
+        invoke=runtime.invoke,
+        emit=lambda kind, **fields: None,
+        signal=CancelSignal(),
+        run_id="r",
+    )
 
 
 async def test_permission_is_checked_before_the_gate_asks(tmp_path: Path) -> None:
     recorder = Recorder()
     approver = Scripted(approve)
     gate = ApprovalGate(approver=approver)
-    runtime = create_ditto(sandbox={"tools": []}, workspace=tmp_path,
-                           workers=[create_interaction_worker(tools=[recorder.tool], approval=gate)])
+    runtime = create_ditto(
+        sandbox={"tools": []},
+        workspace=tmp_path,
+        workers=[create_interaction_worker(tools=[recorder.tool], approval=gate)],
+    )
     with pytest.raises(PermissionDeniedError):
         await runtime.invoke("INTERACTION.ACT.TOOL", act())
     assert approver.requests == []
+
+
+@pytest.mark.parametrize("answer", ["approve", True, None, {"kind": "approve"}, ApprovalDecision])
+async def test_r10_only_an_explicit_decision_approves(tmp_path: Path, answer: Any) -> None:
+    recorder = Recorder()
+
+    class Sloppy:
+        async def decide(self, request: ApprovalRequest) -> Any:
+            return answer
+
+    runtime, _gate, _ = setup(tmp_path, [recorder.tool], Sloppy())
+    result = await runtime.invoke("INTERACTION.ACT.TOOL", act())
+    assert result.error.code == "APPROVAL_DENIED" and recorder.executed == []
+
+
+async def test_r10_a_queue_approver_never_decides_by_itself(tmp_path: Path) -> None:
+    recorder = Recorder()
+    approver = QueueApprover()
+    runtime, gate, _ = setup(tmp_path, [recorder.tool], approver)
+    task = asyncio.ensure_future(runtime.invoke("INTERACTION.ACT.TOOL", act()))
+    (request,) = await _pending(approver, 1)
+    await asyncio.sleep(0.05)
+    assert not task.done() and recorder.executed == []
+    gate.withdraw(request.request_id)
+    assert (await task).status == "cancelled"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 import pydantic
 
@@ -23,14 +23,16 @@ MCP_TOOL_ERROR_MESSAGE = "The MCP server reported a tool error"
 class McpClient(Protocol):
     """The application-owned MCP client port (an adapter over an SDK session)."""
 
-    async def list_tools(self, cursor: str | None = None, signal: CancelSignal | None = None) -> Mapping[str, Any]:
+    async def list_tools(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
         """One page: ``{"tools": [...], "nextCursor"?: str}``."""
         ...
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
     ) -> Mapping[str, Any]:
-        """McpToolResult fields: ``content``, ``structuredContent``, ``references``, ``isError``, ``error``."""
+        """Result fields: ``content``, ``structuredContent``, ``references``, ``isError``, ``error``."""
         ...
 
 
@@ -65,7 +67,7 @@ class McpInvocation(ContractModel):
 
 McpInput = McpDiscoverInput | McpInvokeInput
 _INPUT_ADAPTER: pydantic.TypeAdapter[McpInput] = pydantic.TypeAdapter(
-    McpDiscoverInput | McpInvokeInput  # type: ignore[arg-type]
+    Annotated[McpInput, pydantic.Field(discriminator="operation")]
 )
 
 
@@ -94,10 +96,14 @@ def _capability(server: str, tool: Any) -> McpCapability:
     label = name
     schema = tool.get("inputSchema", tool.get("input_schema"))
     if not isinstance(schema, Mapping):
-        raise McpError(f"server {server!r} tool {label!r} has no input schema object", code="MCP_INVALID_SCHEMA")
+        raise McpError(
+            f"server {server!r} tool {label!r} has no input schema object", code="MCP_INVALID_SCHEMA"
+        )
     output_schema = tool.get("outputSchema", tool.get("output_schema"))
     if output_schema is not None and not isinstance(output_schema, Mapping):
-        raise McpError(f"server {server!r} tool {label!r} has an invalid output schema", code="MCP_INVALID_SCHEMA")
+        raise McpError(
+            f"server {server!r} tool {label!r} has an invalid output schema", code="MCP_INVALID_SCHEMA"
+        )
     try:
         return McpCapability.model_validate(
             {
@@ -131,7 +137,11 @@ def map_tool_result(result: Mapping[str, Any], *, call_id: str, source: str) -> 
     if not isinstance(result, Mapping):
         raise McpError(f"MCP call {source!r} returned {type(result).__name__}, not a result object")
     fields: dict[str, Any] = {}
-    for key, alias in (("content", "content"), ("structured_content", "structuredContent"), ("references", "references")):
+    for key, alias in (
+        ("content", "content"),
+        ("structured_content", "structuredContent"),
+        ("references", "references"),
+    ):
         value = result.get(alias, result.get(key))
         if value is not None:
             fields[key] = value
@@ -210,7 +220,9 @@ class McpRegistry:
         request = parse_mcp_input(input)
         if isinstance(request, McpDiscoverInput):
             return McpDiscovery(capabilities=tuple(await self.discover(request.server, sandbox, signal)))
-        return McpInvocation(result=await self.invoke(request.server, request.call, sandbox, signal, context=context))
+        return McpInvocation(
+            result=await self.invoke(request.server, request.call, sandbox, signal, context=context)
+        )
 
     async def discover(
         self, server: str | None, sandbox: Sandbox, signal: CancelSignal | None = None
@@ -228,7 +240,9 @@ class McpRegistry:
             self._capabilities[(capability.server, capability.name)] = capability
         return found
 
-    async def _discover_server(self, server: str, budget: _Budget, signal: CancelSignal | None) -> list[McpCapability]:
+    async def _discover_server(
+        self, server: str, budget: _Budget, signal: CancelSignal | None
+    ) -> list[McpCapability]:
         client = self._client(server)
         found: list[McpCapability] = []
         seen: set[str] = set()
@@ -286,7 +300,9 @@ def _parse_call(call: Mapping[str, Any]) -> ToolCall:
 
 def _page(server: str, page: Any) -> tuple[Sequence[Any], str | None]:
     if not isinstance(page, Mapping) or not isinstance(page.get("tools"), list | tuple):
-        raise McpError(f"server {server!r} returned a discovery page without a tools list", code="MCP_INVALID_PAGE")
+        raise McpError(
+            f"server {server!r} returned a discovery page without a tools list", code="MCP_INVALID_PAGE"
+        )
     cursor = page.get("nextCursor", page.get("next_cursor"))
     if cursor is not None and not isinstance(cursor, str):
         raise McpError(f"server {server!r} returned a cursor that is not a string", code="MCP_INVALID_PAGE")
@@ -302,7 +318,9 @@ class _Budget:
 
     def take_page(self, server: str) -> None:
         if self.pages <= 0:
-            raise McpError(f"discovery needs more than the page limit (at server {server!r})", code="MCP_PAGE_LIMIT")
+            raise McpError(
+                f"discovery needs more than the page limit (at server {server!r})", code="MCP_PAGE_LIMIT"
+            )
         self.pages -= 1
 
     def take_capabilities(self, server: str, count: int) -> None:

@@ -1,0 +1,499 @@
+"""``ditto.yaml``: the runtime configuration, ``${VAR}`` substitution, and one error naming the key path."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Hashable, Mapping
+from typing import Annotated, Any, Literal, Self
+
+import pydantic
+import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel, to_snake
+
+from ditto_tui.errors import ConfigError
+
+__all__ = [
+    "ApprovalConfig",
+    "ApprovalRule",
+    "CommandsConfig",
+    "InferConfig",
+    "InteractionConfig",
+    "McpConfig",
+    "McpServerConfig",
+    "RuntimeConfig",
+    "SandboxConfig",
+    "WebSearchConfig",
+    "load_runtime_config_file",
+    "parse_runtime_config",
+]
+
+MAX_CONFIG_NODES = 100_000
+"""The most values a configuration may hold (guards against YAML alias bombs)."""
+
+
+def _scalar_text(value: object) -> object:
+    """YAML writes ``PORT: 8080`` or ``DEBUG: true``; environment and header values are text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+def _not_bool(value: object) -> object:
+    """Pydantic reads ``true`` as 1; a count or a duration written as a boolean is a mistake."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true or false")
+    return value
+
+
+def _server_name(name: str) -> str:
+    if ":" in name:
+        raise ValueError("must not contain ':' (MCP sources are SERVER:TOOL)")
+    return name
+
+
+def _mcp_glob(pattern: str) -> str:
+    if ":" not in pattern:
+        raise ValueError("must be a SERVER:TOOL glob, e.g. 'files:*'")
+    return pattern
+
+
+def _http_url(url: str) -> str:
+    if not url.startswith(("http://", "https://")):
+        raise ValueError("must be an http:// or https:// URL")
+    return url
+
+
+NonEmpty = Annotated[str, pydantic.StringConstraints(min_length=1)]
+Count = Annotated[int, BeforeValidator(_not_bool)]
+Seconds = Annotated[float, BeforeValidator(_not_bool), Field(gt=0, allow_inf_nan=False)]
+EnvText = Annotated[str, BeforeValidator(_scalar_text)]
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+
+
+class ConfigModel(BaseModel):
+    """Base of every configuration section: frozen, unknown keys refused, camelCase or snake_case keys.
+
+    A section left empty in YAML (``sandbox:`` with nothing under it) takes its defaults.
+    """
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_means_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and None in data.values():
+            defaulted = _defaulted_keys(cls)
+            return {key: value for key, value in data.items() if value is not None or key not in defaulted}
+        return data
+
+
+@functools.cache
+def _defaulted_keys(model: type[BaseModel]) -> frozenset[str]:
+    """Keys (name and alias) of the fields whose default is not ``None``."""
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        if field.default_factory is not None or (not field.is_required() and field.default is not None):
+            keys.update({name, field.alias or name})
+    return frozenset(keys)
+
+
+class SandboxConfig(ConfigModel):
+    """What the sandbox grants; nothing unless listed."""
+
+    tools: tuple[str, ...] = Field(default=(), description="Tool names that may be called.")
+    mcp: tuple[str, ...] = Field(default=(), description="MCP server names that may be used.")
+    read: bool = Field(default=False, description="Whether workspace files may be read.")
+    write: bool = Field(default=False, description="Whether workspace files may be written.")
+    execute: bool = Field(default=False, description="Whether commands may be run.")
+    network: tuple[str, ...] = Field(default=(), description="Exact origins that may be reached.")
+
+    def to_permissions_kwargs(self) -> dict[str, Any]:
+        """Plain keyword arguments for ``SandboxPermissions``."""
+        return {
+            "tools": list(self.tools),
+            "mcp": list(self.mcp),
+            "read": self.read,
+            "write": self.write,
+            "execute": self.execute,
+            "network": list(self.network),
+        }
+
+
+class CommandsConfig(ConfigModel):
+    """Limits of the read-only command tools (seed: 1000 entries / 64 KiB / 8 KiB, hard caps enforced)."""
+
+    max_entries: Count = Field(default=1000, ge=1, le=10_000, description="Lines or entries returned.")
+    max_output_bytes: Count = Field(default=65_536, ge=1, le=1_048_576, description="Bytes of stdout kept.")
+    max_error_bytes: Count = Field(default=8192, ge=1, le=65_536, description="Bytes of stderr kept.")
+
+    def as_kwargs(self) -> dict[str, int]:
+        """Keyword arguments for ``create_read_only_command_tools``."""
+        return {
+            "max_entries": self.max_entries,
+            "max_output_bytes": self.max_output_bytes,
+            "max_error_bytes": self.max_error_bytes,
+        }
+
+
+class WebSearchConfig(ConfigModel):
+    """Settings of the Brave web-search provider; the key comes from the environment."""
+
+    timeout_ms: Count = Field(default=30_000, ge=1, le=2_147_483_647, description="Deadline of one search.")
+    max_response_bytes: Count = Field(
+        default=1_048_576, ge=1, le=16_777_216, description="Largest body read."
+    )
+    base_url: HttpUrl = Field(default="https://api.search.brave.com", description="The API's base URL.")
+    api_key: str | None = Field(default=None, repr=False, description="The subscription token, e.g. ${KEY}.")
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``create_brave_web_search_provider``."""
+        return {
+            "api_key": self.api_key,
+            "timeout_ms": self.timeout_ms,
+            "max_response_bytes": self.max_response_bytes,
+            "base_url": self.base_url,
+        }
+
+
+class InteractionConfig(ConfigModel):
+    """Behaviour settings of the INTERACTION worker's helpers."""
+
+    commands: CommandsConfig = Field(default_factory=CommandsConfig, description="Read-only command limits.")
+    web_search: WebSearchConfig = Field(default_factory=WebSearchConfig, description="Web search settings.")
+
+
+McpServerType = Literal["stdio", "http", "streamable-http", "sse"]
+
+
+class McpServerConfig(ConfigModel):
+    """One MCP server: stdio (``command``) or HTTP (``url``), exactly one.
+
+    The keys are those of a Claude Desktop or Cursor ``mcpServers`` entry, so a pasted block parses
+    unchanged. Of the client-specific extras only ``timeout`` (seconds) is accepted; ``alwaysAllow`` and
+    ``autoApprove`` are refused on purpose, because approval belongs to ``approval.rules``, where it is
+    visible and ordered.
+    """
+
+    type: McpServerType | None = Field(default=None, description="stdio, http, streamable-http or sse.")
+    command: NonEmpty | None = Field(default=None, description="The program of a stdio server.")
+    args: tuple[str, ...] = Field(default=(), description="Its arguments.")
+    env: dict[str, EnvText] = Field(default_factory=dict, repr=False, description="Extra environment.")
+    cwd: str | None = Field(default=None, description="Its working directory.")
+    url: HttpUrl | None = Field(default=None, description="The endpoint of an HTTP server.")
+    headers: dict[str, EnvText] = Field(default_factory=dict, repr=False, description="HTTP headers to send.")
+    disabled: bool = Field(default=False, description="Keep the entry but do not start it.")
+    timeout: Seconds | None = Field(default=None, description="Per-call timeout in seconds for this server.")
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> Self:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("needs exactly one of command (stdio) or url (HTTP)")
+        if self.command is not None:
+            self._check_stdio()
+        else:
+            self._check_http()
+        return self
+
+    def _check_stdio(self) -> None:
+        if self.type not in (None, "stdio"):
+            raise ValueError(f"type {self.type!r} needs url, not command")
+        if self.headers:
+            raise ValueError("headers apply only to HTTP servers (url)")
+
+    def _check_http(self) -> None:
+        if self.type == "stdio":
+            raise ValueError("type 'stdio' needs command, not url")
+        if self.args or self.env or self.cwd is not None:
+            raise ValueError("args, env and cwd apply only to stdio servers (command)")
+
+    def to_params(self) -> dict[str, Any]:
+        """The ``mcpServers``-shaped entry ``open_mcp_servers`` takes; ``type`` only when it was written."""
+        params: dict[str, Any] = {} if self.type is None else {"type": self.type}
+        if self.command is not None:
+            params.update(command=self.command, args=list(self.args), env=dict(self.env), cwd=self.cwd)
+        else:
+            params.update(url=self.url, headers=dict(self.headers))
+        return params
+
+
+ServerName = Annotated[str, pydantic.StringConstraints(min_length=1), AfterValidator(_server_name)]
+
+
+class McpConfig(ConfigModel):
+    """MCP servers to connect, and the discovery budget of the registry."""
+
+    servers: dict[ServerName, McpServerConfig] = Field(
+        default_factory=dict, description="Server name to server, as in an mcpServers block."
+    )
+    max_discovery_pages: Count = Field(default=100, ge=1, description="Pages one discovery may read.")
+    max_capabilities: Count = Field(default=1000, ge=1, description="Capabilities one discovery may return.")
+    timeout_seconds: Seconds = Field(default=60.0, description="Default per-call timeout in seconds.")
+
+    def enabled_servers(self) -> dict[str, dict[str, Any]]:
+        """The servers not ``disabled``, as the mapping ``open_mcp_servers`` takes."""
+        return {name: server.to_params() for name, server in self.servers.items() if not server.disabled}
+
+    def registry_kwargs(self) -> dict[str, int]:
+        """Keyword arguments for ``McpRegistry`` and ``open_mcp_servers``."""
+        return {"max_discovery_pages": self.max_discovery_pages, "max_capabilities": self.max_capabilities}
+
+
+Decision = Literal["allow", "ask", "deny"]
+
+
+class ApprovalRule(ConfigModel):
+    """One ordered approval rule: a ``tool`` glob or an ``mcp`` ``SERVER:TOOL`` glob, and a decision."""
+
+    tool: NonEmpty | None = Field(default=None, description="A glob over tool names, e.g. 'write_*'.")
+    mcp: Annotated[NonEmpty, AfterValidator(_mcp_glob)] | None = Field(
+        default=None, description="A glob over SERVER:TOOL, e.g. 'files:*'."
+    )
+    decision: Decision = Field(description="allow, ask or deny.")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Self:
+        if (self.tool is None) == (self.mcp is None):
+            raise ValueError("needs exactly one of tool or mcp")
+        return self
+
+
+class ApprovalConfig(ConfigModel):
+    """The approval policy: ordered rules and how long a decision may take."""
+
+    rules: tuple[ApprovalRule, ...] = Field(default=(), description="Rules, first match wins.")
+    timeout_seconds: Seconds | None = Field(default=None, description="Deny after this many seconds.")
+
+
+class InferConfig(ConfigModel):
+    """The model provider for agent loops: scripted (offline) or an OpenAI-compatible endpoint."""
+
+    provider: Literal["scripted", "openai"] = Field(default="scripted", description="scripted or openai.")
+    script: str | None = Field(default=None, description="The scripted provider's YAML file.")
+    base_url: HttpUrl | None = Field(default=None, description="The OpenAI-compatible base URL.")
+    model: str | None = Field(default=None, description="The model name sent to the endpoint.")
+    api_key: str | None = Field(default=None, repr=False, description="The endpoint's key, e.g. ${KEY}.")
+    timeout_seconds: Seconds = Field(default=60.0, description="Deadline of one model call in seconds.")
+
+
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|credential|auth|cookie|(?:^|_)pat(?:_|$)")
+
+
+class RuntimeConfig(ConfigModel):
+    """The whole ``ditto.yaml``; every section has defaults, so an empty file is valid."""
+
+    workspace: str | None = Field(default=None, description="The workspace root; the CLI's default if unset.")
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox permissions.")
+    interaction: InteractionConfig = Field(default_factory=InteractionConfig, description="Worker settings.")
+    mcp: McpConfig = Field(default_factory=McpConfig, description="MCP servers and discovery limits.")
+    approval: ApprovalConfig = Field(default_factory=ApprovalConfig, description="The approval policy.")
+    infer: InferConfig = Field(default_factory=InferConfig, description="The model provider.")
+
+    def secret_values(self) -> tuple[str, ...]:
+        """Configured values to redact from public errors: API keys, MCP header values, and MCP environment
+        values whose name looks secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, …)."""
+        values = [self.interaction.web_search.api_key, self.infer.api_key]
+        for server in self.mcp.servers.values():
+            values.extend(server.headers.values())
+            values.extend(value for name, value in server.env.items() if _SECRET_NAME.search(name))
+        return tuple(sorted({value for value in values if value}))
+
+
+# --- loading -------------------------------------------------------------------------------------------
+
+
+def load_runtime_config_file(path: str | os.PathLike[str], env: Mapping[str, str]) -> RuntimeConfig:
+    """Read ``ditto.yaml`` at ``path``, substitute ``${VAR}`` from ``env``, and validate it.
+
+    Raises ``ConfigError`` for an unreadable file, invalid YAML, a missing variable, an unknown key or a
+    wrong type; its message names each key path, one per line.
+    """
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {os.fspath(path)!r}: {exc}") from exc
+    return parse_runtime_config(_parse_yaml(text), env)
+
+
+def parse_runtime_config(data: object, env: Mapping[str, str]) -> RuntimeConfig:
+    """Validate already-parsed configuration data (``None`` gives the defaults)."""
+    if isinstance(data, RuntimeConfig):
+        return data
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"the top level must be a mapping of sections, not {_kind(data)}")
+    substituted = _Substitution(env).run(data)
+    try:
+        return RuntimeConfig.model_validate(substituted)
+    except pydantic.ValidationError as exc:
+        raise ConfigError(_describe_errors(exc, substituted)) from None
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key written twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        seen: set[Hashable] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, Hashable) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            if isinstance(key, Hashable):
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _parse_yaml(text: str) -> object:
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: plain data only
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid YAML: {_yaml_problem(exc)}") from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None) or str(exc)
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return str(problem)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
+def _kind(value: object) -> str:
+    return {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(
+        type(value), type(value).__name__
+    )
+
+
+# --- ${VAR} substitution -------------------------------------------------------------------------------
+
+_VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)(\}?)")
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class _Substitution:
+    """Replaces ``${VAR}`` (or Cursor's ``${env:VAR}``) in every string value; ``$${`` is a literal ``${``."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+        self._problems: list[str] = []
+        self._nodes = 0
+
+    def run(self, data: Mapping[Any, Any]) -> dict[Any, Any]:
+        result = self._mapping(data, "")
+        if self._problems:
+            raise ConfigError("\n".join(self._problems))
+        return result
+
+    def _value(self, value: object, path: str) -> object:
+        self._nodes += 1
+        if self._nodes > MAX_CONFIG_NODES:
+            raise ConfigError(f"the configuration holds more than {MAX_CONFIG_NODES} values")
+        if isinstance(value, str):
+            return _VARIABLE.sub(lambda match: self._replace(match, path), value) if "${" in value else value
+        if isinstance(value, Mapping):
+            return self._mapping(value, path)
+        if isinstance(value, list):
+            return [self._value(item, f"{path}[{index}]") for index, item in enumerate(value)]
+        return value
+
+    def _mapping(self, data: Mapping[Any, Any], path: str) -> dict[Any, Any]:
+        return {key: self._value(value, _join(path, key)) for key, value in data.items()}
+
+    def _replace(self, match: re.Match[str], path: str) -> str:
+        if match.group() == "$${":
+            return "${"
+        name = match.group(1).removeprefix("env:")
+        if not match.group(2):
+            self._problems.append(f"{path}: unterminated '${{' (write '$${{' for a literal '${{')")
+        elif not _VARIABLE_NAME.fullmatch(name):
+            self._problems.append(f"{path}: invalid variable name {match.group(1)!r} in '${{…}}'")
+        elif name not in self._env:
+            self._problems.append(f"{path}: environment variable {name!r} is not set")
+        else:
+            return self._env[name]
+        return ""
+
+
+def _join(path: str, key: object) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+# --- error messages ------------------------------------------------------------------------------------
+
+_PROBLEMS = {
+    "extra_forbidden": "unknown key",
+    "missing": "is required",
+    "less_than_equal": "must be ≤ {le}",
+    "less_than": "must be < {lt}",
+    "greater_than_equal": "must be ≥ {ge}",
+    "greater_than": "must be > {gt}",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be an integer",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "string_type": "must be a string",
+    "string_too_short": "must not be empty",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "dict_type": "must be a mapping",
+    "model_type": "must be a mapping",
+    "model_attributes_type": "must be a mapping",
+    "literal_error": "must be one of {expected}",
+    "invalid_key": "keys must be strings",
+    "value_error": "{error}",
+}
+
+
+def _describe_errors(exc: pydantic.ValidationError, data: object) -> str:
+    lines: list[str] = []
+    for error in exc.errors(include_url=False):
+        problem = _problem(error)
+        if "[key]" in error["loc"]:
+            problem = f"name {problem}"
+        line = f"{_written_path(error['loc'], data)}: {problem}"
+        if line not in lines:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _problem(error: Any) -> str:
+    template = _PROBLEMS.get(error["type"])
+    if template is None:
+        return str(error["msg"])
+    return template.format(**{key: str(value) for key, value in error.get("ctx", {}).items()})
+
+
+def _written_path(loc: tuple[int | str, ...], data: object) -> str:
+    """The key path as written in the file: camelCase or snake_case, whichever the file used."""
+    path, node = "", data
+    for step in loc:
+        if step == "[key]":
+            continue
+        if isinstance(step, int) and isinstance(node, list):
+            path += f"[{step}]"
+            node = node[step] if 0 <= step < len(node) else None
+            continue
+        key: object = step
+        if isinstance(node, dict) and step not in node and isinstance(step, str) and to_snake(step) in node:
+            key = to_snake(step)
+        path = _join(path, key)
+        node = node.get(key) if isinstance(node, dict) else None
+    return path or "(top level)"
