@@ -116,7 +116,7 @@ def test_e05_absolute_paths_become_a_placeholder(path: str) -> None:
     assert unsafe_reason(f"cannot open {path}: denied") == "message contains an absolute path"
 
 
-def test_e05_paths_inside_the_workspace_become_relative(tmp_path: object) -> None:
+def test_e05_paths_inside_the_workspace_become_relative() -> None:
     message = sanitize_public_message(
         "read /work/ws/src/a.py and /work/ws and /work/wsx/b and /work/ws/../etc/passwd",
         workspace="/work/ws",
