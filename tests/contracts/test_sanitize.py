@@ -303,4 +303,4 @@ def test_non_string_input_is_converted() -> None:
 
 
 def test_a_single_secret_string_is_not_split_into_characters() -> None:
-    assert sanitize_public_message("key abc123 end", secrets="abc123") == f"key {REDACTED} end"  # type: ignore[arg-type]
+    assert sanitize_public_message("key abc123 end", secrets="abc123") == f"key {REDACTED} end"
