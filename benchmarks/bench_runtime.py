@@ -81,11 +81,14 @@ def ditto_bind(deps: tuple[str, ...]) -> Callable[[Any, Mapping[str, Any]], Any]
     return lambda _input, outputs: [outputs[dep] for dep in deps]
 
 
-async def build_ditto(shape: Shape) -> tuple[RunGraph, Close]:
+async def build_ditto(shape: Shape, *, observed: bool = False) -> tuple[RunGraph, Close]:
     from ditto_tui.runtime import create_ditto, define_worker, graph
 
     worker = define_worker(type="BENCH", nodes={"BENCH.STEP": step})
     runtime = create_ditto(workers=[worker])
+    if observed:
+        events: list[Any] = []
+        runtime.subscribe(lambda event: events.append(event) if len(events) < 10_000 else events.clear())
     plan = graph(shape.name.replace("-", "_"))
     for node_id, deps in shape.nodes:
         plan = plan.node(node_id, "BENCH.STEP", list(deps), ditto_bind(deps))
@@ -95,6 +98,11 @@ async def build_ditto(shape: Shape) -> tuple[RunGraph, Close]:
         return outputs
 
     return run, runtime.close
+
+
+async def build_ditto_observed(shape: Shape) -> tuple[RunGraph, Close]:
+    """ditto_tui with one subscriber receiving every event (what the UI and the journal cost)."""
+    return await build_ditto(shape, observed=True)
 
 
 # --- LangGraph ----------------------------------------------------------------------------------
@@ -171,6 +179,7 @@ async def build_floor(shape: Shape) -> tuple[RunGraph, Close]:
 
 ENGINES: dict[str, Callable[[Shape], Awaitable[tuple[RunGraph, Close]]]] = {
     "ditto_tui": build_ditto,
+    "ditto+events": build_ditto_observed,
     "langgraph": build_langgraph,
     "asyncio": build_floor,
 }
@@ -248,8 +257,18 @@ def print_table(report: dict[str, Any]) -> None:
         f"Runtime overhead per node (median µs/node) — Python {report['python']}, "
         f"langgraph {report['versions']['langgraph']}"
     )
-    header = ("shape", "nodes", "reps", "ditto_tui", "langgraph", "asyncio", "LG/ditto", "ditto/floor")
-    print("  ".join(f"{cell:>11}" for cell in header))
+    header = (
+        "shape",
+        "nodes",
+        "reps",
+        "ditto_tui",
+        "ditto+events",
+        "langgraph",
+        "asyncio",
+        "LG/ditto",
+        "ditto/floor",
+    )
+    print("  ".join(f"{cell:>12}" for cell in header))
     for row in report["results"]:
         figures = row["us_per_node"]
         cells = (
@@ -257,13 +276,15 @@ def print_table(report: dict[str, Any]) -> None:
             str(row["nodes"]),
             str(row["repetitions"]),
             fmt(figures.get("ditto_tui")),
+            fmt(figures.get("ditto+events")),
             fmt(figures.get("langgraph")),
             fmt(figures.get("asyncio")),
             fmt(row["langgraph_over_ditto"], "x"),
             fmt(row["ditto_over_floor"], "x"),
         )
-        print("  ".join(f"{cell:>11}" for cell in cells))
+        print("  ".join(f"{cell:>12}" for cell in cells))
     print(f"target: ditto_tui ≤ {TARGET_US_PER_NODE:.0f} µs/node on every shape — {report['target_verdict']}")
+    print("ditto+events: the same runtime with one subscriber receiving every event (UI, journal)")
     for engine, reason in report["unavailable"].items():
         print(f"{engine} not measured: {reason}")
 

@@ -122,13 +122,9 @@ class Runtime:
         cls = EVENT_TYPES.get(kind)
         if cls is None or cls is CustomEvent:
             cls, fields = CustomEvent, {"name": kind, "data": fields.get("data", fields)}
-        event = cls.model_construct(
-            kind=cls.model_fields["kind"].default,
-            run_id=run_id,
-            seq=next(self._seq),
-            at=time.time(),
-            **fields,
-        )
+            kind = "custom"
+        fields.update(kind=kind, run_id=run_id, seq=next(self._seq), at=time.time())
+        event = cls.trusted(fields)
         for subscriber in tuple(self._subscribers):
             try:
                 subscriber(event)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,7 @@ EventKind = Literal[
     "custom",
 ]
 RunStatus = Literal["succeeded", "failed", "cancelled"]
+_DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
 
 
 class ExecutionEvent(BaseModel):
@@ -30,6 +31,26 @@ class ExecutionEvent(BaseModel):
     run_id: str = Field(description="The run this event belongs to.")
     seq: int = Field(description="Position in the runtime's event stream; strictly increasing per run.")
     at: float = Field(description="Wall-clock time of the event (seconds since the epoch).")
+
+    @classmethod
+    def trusted(cls, values: dict[str, Any]) -> Self:
+        """Build an event from values the runtime produced itself, without validation.
+
+        Like ``model_construct`` but about twice as fast: events are built for every node of every run
+        that has a subscriber, so this sits on the hot path.
+        """
+        event = cls.__new__(cls)
+        defaults = _DEFAULTS.get(cls)
+        if defaults is None:
+            defaults = _DEFAULTS[cls] = {
+                name: field.default for name, field in cls.model_fields.items() if not field.is_required()
+            }
+        state = {**defaults, **values}
+        object.__setattr__(event, "__dict__", state)
+        object.__setattr__(event, "__pydantic_fields_set__", set(state))
+        object.__setattr__(event, "__pydantic_extra__", None)
+        object.__setattr__(event, "__pydantic_private__", None)
+        return event
 
 
 class NodeInfo(BaseModel):
