@@ -201,6 +201,24 @@ class Runtime:
             context.signal.cancel()
             raise
 
+    def create_context(
+        self, *, node_type: str = "APP.CALL", signal: CancelSignal | None = None
+    ) -> WorkerContext:
+        """A genuine context for calling registries from application code outside any handler
+        (e.g. ``ToolRegistry.list(context)`` in a UI); its events belong to a run of their own."""
+        run_id = f"app-{uuid.uuid4().hex[:12]}"
+        context_signal = signal or CancelSignal()
+        return WorkerContext(
+            services=self.services,
+            worker_type=node_type.split(".", 1)[0],
+            node_type=node_type,
+            execution_id=self._new_id("exec"),
+            invoke=self._nested_invoke(run_id, context_signal),
+            emit=self._emitter(run_id),
+            signal=context_signal,
+            run_id=run_id,
+        )
+
     def _nested_invoke(self, run_id: str, parent: CancelSignal) -> Any:
         async def invoke(node_type: str, input: Any, *, timeout: float | None = None) -> Any:
             route = self._route(node_type)

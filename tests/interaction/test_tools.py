@@ -98,7 +98,7 @@ async def test_s01_tool_not_allowed_is_refused_before_validation_and_not_listed(
     assert spy.validated == [] and spy.executed == []
     registry = ToolRegistry([spy.tool])
     async with create_ditto(sandbox={"tools": ["other"]}, workspace=tmp_path) as runtime:
-        context = _context(runtime)
+        context = runtime.create_context()
         assert registry.list(context) == []
 
 
@@ -108,7 +108,7 @@ async def test_s02_declared_effects_beyond_the_grant_are_refused(tmp_path: Path)
         await invoke(spy, {"tools": ["spy"], "read": True}, call(), tmp_path)
     assert spy.validated == [] and spy.executed == []
     async with create_ditto(sandbox={"tools": ["spy"], "read": True}, workspace=tmp_path) as runtime:
-        assert ToolRegistry([spy.tool]).list(_context(runtime)) == []
+        assert ToolRegistry([spy.tool]).list(runtime.create_context()) == []
 
 
 def test_s03_unknown_or_missing_effects_are_not_registrable() -> None:
@@ -177,18 +177,3 @@ async def test_the_tool_gets_a_private_copy_of_its_arguments(tmp_path: Path) -> 
 
 def test_worker_exposes_mcp_and_output_only_when_given() -> None:
     assert set(create_interaction_worker().nodes) == {"INTERACTION.ACT.TOOL", "INTERACTION.OBSERVE"}
-
-
-def _context(runtime: Any) -> WorkerContext:
-    from ditto_tui.signal import CancelSignal
-
-    return WorkerContext(
-        services=runtime.services,
-        worker_type="T",
-        node_type="T.X",
-        execution_id="e",
-        invoke=runtime.invoke,
-        emit=lambda kind, **fields: None,
-        signal=CancelSignal(),
-        run_id="r",
-    )

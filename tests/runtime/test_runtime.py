@@ -365,3 +365,14 @@ async def test_custom_events_from_handlers_reach_subscribers() -> None:
         runtime.subscribe(events.append)
         await runtime.invoke("T.CHATTY", None)
     assert [(e.kind, e.name, e.data) for e in events] == [("custom", "progress", {"done": 1})]  # type: ignore[attr-defined]
+
+
+async def test_create_context_gives_application_code_a_genuine_context() -> None:
+    events: list[ExecutionEvent] = []
+    async with create_ditto(workers=[worker(echo=echo)]) as runtime:
+        runtime.subscribe(events.append)
+        context = runtime.create_context()
+        assert context.services is runtime.services and not context.signal.cancelled
+        assert await context.invoke("T.ECHO", 3) == 3
+        context.emit("note", data=1)
+    assert [(e.kind, e.run_id) for e in events] == [("custom", context.run_id)]

@@ -528,7 +528,7 @@ async def test_s09_every_path_to_execution_goes_through_the_gate(tmp_path: Path)
     )
     await probe.invoke("P.DIRECT", None)
     # 4. execute() without a bound approval refuses
-    context = _bare_context(probe)
+    context = probe.create_context()
     with pytest.raises(ApprovalError):
         await registry.execute(registry.prepare(act()["call"], context), context)
     # 5. the MCP path
@@ -548,21 +548,6 @@ class _EchoServer:
         self, name: str, arguments: Mapping[str, Any], signal: Any = None
     ) -> Mapping[str, Any]:
         return {"content": "echo"}
-
-
-def _bare_context(runtime: Runtime) -> WorkerContext:
-    from ditto_tui.signal import CancelSignal
-
-    return WorkerContext(
-        services=runtime.services,
-        worker_type="P",
-        node_type="P.X",
-        execution_id="e",
-        invoke=runtime.invoke,
-        emit=lambda kind, **fields: None,
-        signal=CancelSignal(),
-        run_id="r",
-    )
 
 
 async def test_permission_is_checked_before_the_gate_asks(tmp_path: Path) -> None:
