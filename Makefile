@@ -25,6 +25,7 @@ help:
 	@echo "make run    start ditto-tui (creates .venv on first use)"
 	@echo "make test   lint, type-check, import contracts, then the test suite"
 	@echo "make bench  runtime overhead per node: ditto_tui vs LangGraph vs bare asyncio"
+	@echo "           and a capped command: cat of a 2 GiB sparse file (time, peak memory)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -59,3 +60,4 @@ test: lint $(NPM_STAMP)
 
 bench: $(DEV_STAMP)
 	$(PY) -m benchmarks.bench_runtime
+	$(PY) -m benchmarks.bench_commands

@@ -1,6 +1,6 @@
 """ditto-tui: supervised agent runs over a Python port of the Ditto INTERACTION worker.
 
-The public names of the contracts, runtime, sandbox, interaction and supervise layers are importable
+The public names of the contracts, runtime, sandbox, interaction, infer and supervise layers are importable
 from here; each is loaded on first use so that ``import ditto_tui`` stays cheap.
 """
 
@@ -51,9 +51,22 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RegisteredTool",
         "Tool",
         "ToolRegistry",
+        "create_brave_web_search_provider",
         "create_interaction_nodes",
         "create_interaction_worker",
+        "create_read_only_command_tools",
+        "create_web_search_tool",
         "observe_external_result",
+    ),
+    "ditto_tui.infer": (
+        "InferMessage",
+        "ModelProvider",
+        "create_infer_worker",
+        "create_openai_compatible_provider",
+        "create_scripted_provider",
+        "load_scripted_provider",
+        "observation_to_infer_message",
+        "react_loop",
     ),
     "ditto_tui.supervise": (
         "ApprovalDecision",

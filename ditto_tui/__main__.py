@@ -1,4 +1,4 @@
-"""The command line: ``ditto-tui [run GRAPH] [--headless] [--approve allow|deny] [--config FILE]``."""
+"""The command line: ``ditto-tui [run GRAPH | mcp] [--headless] [--approve allow|deny] [--config FILE]``."""
 
 from __future__ import annotations
 
@@ -12,13 +12,18 @@ from pathlib import Path
 from ditto_tui.config import RuntimeConfig, load_runtime_config_file
 from ditto_tui.errors import DittoError
 from ditto_tui.headless import run_headless
-from ditto_tui.program import load_program
+from ditto_tui.program import Program, load_program
 
-DEFAULT_GRAPH = "graphs/read_and_deliver.py"
+DEFAULT_GRAPH = "graphs/react_agent.py"
 DESCRIPTION = """\
 Supervised agent runs: run a graph, watch every node and tool call, and approve or deny each action
 that needs approval before it executes. With no command, runs the default graph of graphs/ against the
 current directory. Runs are offline unless a graph or ditto.yaml says otherwise.
+
+The app opens on the Run screen: the graph, a live timeline and the detail of what you select. A call
+that needs approval opens the approval view: a approves once, s approves the tool for the session,
+d denies with a reason, e edits the arguments, c cancels the call. F2/F3/F4 switch between the Run,
+MCP and Tools screens, F1 shows every key, ctrl+p opens the command palette, q quits.
 """
 
 
@@ -27,6 +32,13 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     run = commands.add_parser("run", help="run a graph file", description="Run a graph file (graphs/*.py).")
     run.add_argument("graph", help="the graph file, e.g. graphs/read_and_deliver.py")
+    mcp = commands.add_parser(
+        "mcp",
+        help="browse the MCP servers of ditto.yaml",
+        description="Open the MCP browser alone: servers, their tools, and a form to invoke them.",
+    )
+    mcp.add_argument("--config", default=None, help="the config file (default: ./ditto.yaml if present)")
+    mcp.add_argument("--workspace", default=".", help="the workspace directory (default: .)")
     for command in (parser, run):
         command.add_argument(
             "--config", default=None, help="the config file (default: ./ditto.yaml if present)"
@@ -35,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--headless",
             action="store_true",
-            help="no UI: print one JSON event per line (the only mode for now)",
+            help="no UI: print one JSON event per line; approvals follow --approve",
         )
         command.add_argument(
             "--approve",
@@ -65,6 +77,15 @@ def _config(path: str | None, workspace: Path) -> RuntimeConfig:
     return RuntimeConfig()
 
 
+def _open_app(config: RuntimeConfig, workspace: Path, program: Program | None) -> int:
+    """Run the Textual app until the user quits (imported here: headless runs never load Textual)."""
+    from ditto_tui.tui import DittoApp, RunSpec
+
+    app = DittoApp(RunSpec(config=config, workspace=workspace, program=program))
+    app.run()
+    return app.return_code or 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run; returns the process exit code."""
     args = _parser().parse_args(argv)
@@ -72,10 +93,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     graph_file = Path(args.graph) if args.command == "run" else workspace / DEFAULT_GRAPH
     try:
         config = _config(args.config, workspace)
+        if args.command == "mcp":
+            return _open_app(config, workspace, None)
         program = load_program(graph_file, config, workspace)
     except DittoError as exc:
         print(f"ditto-tui: {exc.title.lower()}: {exc.message}", file=sys.stderr)
         return 2
+    if not args.headless:
+        return _open_app(config, workspace, program)
     return asyncio.run(run_headless(program, config, workspace, approve=args.approve))
 
 

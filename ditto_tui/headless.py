@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from ditto_tui.config import RuntimeConfig
+from ditto_tui.context import create_context_worker
 from ditto_tui.contracts import OutputReceipt, OutputRequest
 from ditto_tui.errors import DittoError
-from ditto_tui.interaction import create_interaction_worker
+from ditto_tui.infer import create_infer_worker, resolve_provider
+from ditto_tui.interaction import McpRegistry, McpServerStatus, create_interaction_worker
 from ditto_tui.program import Program
-from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, create_ditto
+from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, WorkerDefinition, create_ditto
 from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, StaticApprover
@@ -40,24 +45,94 @@ class PrintSink:
 
 
 def build_runtime(
-    program: Program, config: RuntimeConfig, workspace: Path, approver: Any
+    program: Program, config: RuntimeConfig, workspace: Path, approver: Any, *, mcp: McpRegistry | None = None
 ) -> tuple[Runtime, ApprovalGate]:
-    """The runtime a program runs on: config sandbox, local executor, INTERACTION worker with its gate."""
+    """The runtime a program runs on: config sandbox, local executor, INTERACTION worker with its gate.
+
+    With ``mcp`` (connected servers, see :func:`open_runtime`) the worker also exposes INTERACTION.ACT.MCP.
+    """
     gate = ApprovalGate(
         policy=ApprovalPolicy(rule.model_dump(exclude_none=True) for rule in config.approval.rules),
         approver=approver,
         timeout=config.approval.timeout_seconds,
     )
     worker = create_interaction_worker(
-        tools=list(program.tools), output=program.output or PrintSink(), approval=gate
+        tools=list(program.tools), output=program.output or PrintSink(), approval=gate, mcp=mcp
     )
     runtime = create_ditto(
         config=config,
         workspace=workspace,
         sandbox_executor=create_local_sandbox_executor(workspace),
-        workers=[worker],
+        workers=[worker, *agent_workers(program, config, workspace)],
     )
     return runtime, gate
+
+
+def agent_workers(program: Program, config: RuntimeConfig, workspace: Path) -> list[WorkerDefinition]:
+    """CONTEXT, INFER over the model of ``infer:`` (else the program's own), and the program's workers."""
+    workers = [create_context_worker()]
+    provider = resolve_provider(config.infer, workspace=workspace, default=program.provider)
+    if provider is not None:
+        workers.append(create_infer_worker(provider=provider))
+    return [*workers, *program.workers]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSession:
+    """A runtime ready to run a program, with its approval gate and its connected MCP servers."""
+
+    runtime: Runtime
+    gate: ApprovalGate
+    mcp: McpRegistry
+
+
+@asynccontextmanager
+async def open_runtime(
+    program: Program, config: RuntimeConfig, workspace: Path, approver: Any
+) -> AsyncIterator[RunSession]:
+    """:func:`build_runtime` with the MCP servers of ``mcp.servers`` connected.
+
+    Only servers the sandbox grants (``sandbox.mcp``) are started, concurrently, in the workspace; their
+    stderr goes to ``.ditto/logs/<server>.log``. The run does not wait for them: an MCP call waits for its
+    server to finish starting. On exit the runtime drains first, then every server is closed. A server
+    that fails to start does not stop the run: ``session.mcp.status(name)`` says why.
+    """
+    async with _mcp_servers(config, workspace) as mcp:
+        runtime, gate = build_runtime(program, config, workspace, approver, mcp=mcp)
+        async with runtime:
+            yield RunSession(runtime=runtime, gate=gate, mcp=mcp)
+
+
+@asynccontextmanager
+async def _mcp_servers(config: RuntimeConfig, workspace: Path) -> AsyncIterator[McpRegistry]:
+    if not config.mcp.servers:  # no server: skip loading the MCP SDK
+        yield McpRegistry(**config.mcp.registry_kwargs())
+        return
+    from ditto_tui.interaction import open_mcp_servers
+
+    async with open_mcp_servers(
+        config.mcp.servers,
+        **config.mcp.registry_kwargs(),
+        timeout=config.mcp.timeout_seconds,
+        log_dir=workspace / ".ditto" / "logs",
+        cwd=workspace,
+        allowed=config.sandbox.mcp,
+        secrets=config.secret_values(),
+        wait=False,
+    ) as mcp:
+        yield mcp
+
+
+def _report_servers(mcp: McpRegistry, err: TextIO) -> None:
+    """Tell ``err`` about every MCP server that fails to start, now or later in the run."""
+
+    def report(status: McpServerStatus) -> None:
+        if status.state == "failed":
+            print(f"ditto-tui: MCP server {status.server!r} failed to start: {status.error}", file=err)
+
+    for status in mcp.statuses():
+        report(status)
+    mcp.on_status(report)
 
 
 async def run_headless(
@@ -72,10 +147,11 @@ async def run_headless(
     """Run ``program``, print every event as JSON; 0 when the run finishes, 1 with a reason when not."""
     out = out or sys.stdout
     err = err or sys.stderr
-    runtime, _gate = build_runtime(program, config, workspace, StaticApprover(approve))
-    runtime.subscribe(lambda event: print(event_json(event), file=out, flush=True))
     try:
-        async with runtime:
+        async with open_runtime(program, config, workspace, StaticApprover(approve)) as session:
+            _report_servers(session.mcp, err)
+            runtime = session.runtime
+            runtime.subscribe(lambda event: print(event_json(event), file=out, flush=True))
             if isinstance(program.plan, Graph):
                 await runtime.run(program.plan, program.initial)
             else:

@@ -12,13 +12,18 @@ from typing import Any
 
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import ValidationError
+from ditto_tui.infer import ModelProvider
 from ditto_tui.interaction import OutputSink, RegisteredTool
-from ditto_tui.runtime import Graph, LoopDefinition
+from ditto_tui.runtime import Graph, LoopDefinition, WorkerDefinition
 
 
 @dataclass(frozen=True, kw_only=True)
 class Program:
-    """A runnable graph file: its plan (graph or loop), initial input, and the tools and sink it brings."""
+    """A runnable graph file: its plan (graph or loop), initial input, and the tools and sink it brings.
+
+    ``provider`` is the model an agent loop uses unless ``ditto.yaml`` ``infer:`` names one; ``workers``
+    are extra workers the plan needs beside INTERACTION, INFER and CONTEXT.
+    """
 
     name: str
     description: str
@@ -26,6 +31,8 @@ class Program:
     initial: Any = None
     tools: Sequence[RegisteredTool] = field(default_factory=tuple)
     output: OutputSink | None = None
+    provider: ModelProvider | None = None
+    workers: Sequence[WorkerDefinition] = field(default_factory=tuple)
 
 
 ProgramFactory = Callable[[RuntimeConfig, Path], Program]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
 import os
 import re
 import urllib.parse
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_PUBLIC_MESSAGE_LENGTH",
     "REDACTED",
+    "SecretRedactor",
     "public_message_from_exception",
     "safe_error",
     "sanitize_public_message",
@@ -71,6 +73,10 @@ _TOKEN_PATTERN = re.compile(
     r"|\b(?:AKIA|ASIA)[A-Z0-9]{16,}"
     r"|\bAIza[A-Za-z0-9_\-]{30,}"
     r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"
+)
+# The same block across line breaks, for text that keeps them.
+_PEM_BLOCK = re.compile(
+    r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----.*?(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|\Z)", re.S
 )
 _HEADER_PATTERN = re.compile(
     r"(?i)(?<![A-Za-z0-9_-])((?:proxy-)?authorization|x-api-key|x-goog-api-key|x-auth-token"
@@ -208,6 +214,31 @@ def safe_error(
         raise ValidationError(f"invalid error code {code!r}: expected ^[A-Za-z0-9_.-]{{1,64}}$")
     text = sanitize_public_message(message, secrets=secrets)
     return InteractionError(code=code, message=text, retryable=retryable)
+
+
+class SecretRedactor:
+    """Redacts text that is kept rather than shown as an error (the run journal, for one).
+
+    Configured ``secrets`` in every form :func:`sanitize_public_message` knows, private key blocks and
+    credential markers become ``[REDACTED]``; nothing else changes: no cut, line breaks and paths stay.
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._forms = _secret_forms((secrets,) if isinstance(secrets, str) else tuple(secrets))
+        escaped = {json.dumps(form, ensure_ascii=False)[1:-1] for form in self._forms}
+        self._probes = tuple(sorted(set(self._forms) | escaped))
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret and credential marker replaced by ``[REDACTED]``."""
+        text = _redact_secrets(text, self._forms)
+        if not _MAYBE_CREDENTIAL.search(text):
+            return text
+        return _redact_credentials(_PEM_BLOCK.sub(REDACTED, text))
+
+    def may_redact(self, text: str) -> bool:
+        """A cheap first look: False when :meth:`redact` leaves ``text`` unchanged, and also every string
+        that ``text`` holds JSON-encoded (JSON escaping never splits a secret or a marker)."""
+        return _MAYBE_CREDENTIAL.search(text) is not None or any(probe in text for probe in self._probes)
 
 
 # --- the pipeline --------------------------------------------------------------------------------------

@@ -17,16 +17,20 @@ from ditto_tui.interaction import (
     McpRegistry,
     Tool,
     ToolRegistry,
+    create_brave_web_search_provider,
     create_interaction_nodes,
     create_interaction_worker,
     create_mcp_handler,
     create_output_handler,
+    create_read_only_command_tools,
     create_tool_handler,
+    create_web_search_tool,
     interaction_observe_node,
     observe_external_result,
 )
 from ditto_tui.runtime import Runtime, WorkerContext, create_ditto, define_worker, graph, loop
 from ditto_tui.runtime.worker import WorkerDefinition
+from ditto_tui.sandbox import SandboxExecutor
 
 Workspace = str | os.PathLike[str]
 
@@ -345,3 +349,63 @@ async def interaction_graph(
         )
     finally:
         await runtime.close()
+
+
+# -- Compose with CONTEXT -------------------------------------------------------------------------------
+
+
+async def tool_to_cached_context(runtime: Runtime, scope: Any, call: Mapping[str, Any]) -> Any:
+    result = await runtime.invoke("INTERACTION.ACT.TOOL", {"call": call})
+    observation = await runtime.invoke("INTERACTION.OBSERVE", {"result": result})
+    # The application chooses whether failed observations should enter its working set.
+    if observation.status != "success":
+        raise RuntimeError(observation.error.code if observation.error else observation.status)
+    return await runtime.invoke(
+        "CONTEXT.UPDATE",
+        {
+            "scope": scope,
+            "ingress": [
+                {
+                    "id": f"observation:{call['id']}",
+                    "sourceNode": "INTERACTION.OBSERVE",
+                    "content": observation.message.content,
+                    "metadata": {
+                        "callId": call["id"],
+                        "source": observation.source,
+                        "status": observation.status,
+                    },
+                }
+            ],
+        },
+    )
+
+
+# -- 2. createReadOnlyCommandTools(options?) --------------------------------------------------------------
+
+
+def command_tools_runtime(sandbox_executor: SandboxExecutor, workspace: Workspace = ".") -> Runtime:
+    """The 14 command tools with smaller limits; they spawn processes, so the sandbox grants ``execute``."""
+    command_tools = create_read_only_command_tools(max_entries=200, max_output_bytes=32 * 1024)
+    return create_ditto(
+        sandbox={"tools": [tool.name for tool in command_tools], "execute": True},
+        sandbox_executor=sandbox_executor,
+        workers=[create_interaction_worker(tools=command_tools)],
+        workspace=workspace,
+    )
+
+
+# -- 2. createWebSearchTool({ provider }) -----------------------------------------------------------------
+
+
+def web_search_runtime(
+    api_key: str | None = None, base_url: str = "https://api.search.brave.com", workspace: Workspace = "."
+) -> Runtime:
+    """``web_search`` over Brave; the key comes from the environment, never from graph input."""
+    key = os.environ["DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY"] if api_key is None else api_key
+    provider = create_brave_web_search_provider(api_key=key, base_url=base_url)
+    web_search = create_web_search_tool(provider=provider)
+    return create_ditto(
+        sandbox={"tools": [web_search.name], "network": [provider.origin]},
+        workers=[create_interaction_worker(tools=[web_search])],
+        workspace=workspace,
+    )

@@ -14,8 +14,10 @@ import pytest
 from ditto_tui.contracts import ExternalResult
 from ditto_tui.interaction import McpDiscovery, McpInvocation
 from ditto_tui.runtime import WorkerContext, create_ditto, define_worker
+from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.signal import CancelSignal
 from examples import interaction as ex
+from tests.interaction.web.loopback import LoopbackServer, brave_json, hit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -160,3 +162,68 @@ async def test_interaction_graph_loops_over_two_files(workspace: Path) -> None:
 
 def test_examples_module_is_importable_fresh() -> None:
     importlib.reload(ex)
+
+
+async def test_tool_to_cached_context(workspace: Path) -> None:
+    from ditto_tui.context import ContextStore, create_context_worker
+
+    store = ContextStore()
+    async with create_ditto(
+        sandbox={"tools": ["read_text", "lookup"], "read": True},
+        workspace=workspace,
+        workers=[
+            ex.create_interaction_worker(tools=[ex.read_text_tool, ex.missing_record_tool]),
+            create_context_worker(store=store),
+        ],
+    ) as runtime:
+        call = {"id": "read-1", "name": "read_text", "arguments": {"path": "README.md"}}
+        update = await ex.tool_to_cached_context(runtime, "session-1", call)
+        with pytest.raises(RuntimeError, match="NOT_FOUND"):
+            await ex.tool_to_cached_context(
+                runtime, "session-1", {"id": "l-1", "name": "lookup", "arguments": {}}
+            )
+    assert update.accepted == ("observation:read-1",) and update.size == 1
+    [item] = store.items("session-1")
+    assert item.content == "# Demo\n" and item.source_node == "INTERACTION.OBSERVE"
+    assert item.metadata == {"callId": "read-1", "source": "read_text", "status": "success"}
+
+
+async def test_command_tools_runtime(workspace: Path) -> None:
+    async with ex.command_tools_runtime(create_local_sandbox_executor(workspace), workspace) as runtime:
+        assert runtime.services.sandbox.permissions.execute is True
+        assert len(runtime.services.sandbox.permissions.tools) == 14
+        result = await runtime.invoke(
+            "INTERACTION.ACT.TOOL",
+            {"call": {"id": "cat-1", "name": "cat", "arguments": {"path": "README.md"}}},
+        )
+        listing = await runtime.invoke(
+            "INTERACTION.ACT.TOOL", {"call": {"id": "ls-1", "name": "ls", "arguments": {}}}
+        )
+    assert result.status == "success" and result.content == "# Demo\n"
+    assert listing.content == "README.md\npyproject.toml\n"
+
+
+async def test_web_search_runtime_is_built_for_brave(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DITTO_WORKER_INTERACTION_BRAVE_SEARCH_API_KEY", "example-key-0123")
+    runtime = ex.web_search_runtime()
+    try:
+        permissions = runtime.services.sandbox.permissions
+        assert permissions.tools == ("web_search",) and permissions.network == (
+            "https://api.search.brave.com",
+        )
+    finally:
+        await runtime.close()
+
+
+async def test_web_search_runtime_against_a_loopback_server(workspace: Path) -> None:
+    async with LoopbackServer(
+        lambda _: brave_json([hit("Ditto", "https://ditto.example/", "A runtime")])
+    ) as server:
+        async with ex.web_search_runtime("example-key-0123", server.base_url, workspace) as runtime:
+            result = await runtime.invoke(
+                "INTERACTION.ACT.TOOL",
+                {"call": {"id": "search-1", "name": "web_search", "arguments": {"query": "ditto runtime"}}},
+            )
+    assert result.status == "success"
+    assert [reference.uri for reference in result.references] == ["https://ditto.example/"]
+    assert server.requests[0].headers["x-subscription-token"] == "example-key-0123"

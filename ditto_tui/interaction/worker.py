@@ -139,7 +139,8 @@ def create_interaction_worker(
 
     Lists and maps are registered now; supplied registries keep their identity for later changes.
     ``approval`` (an ``ApprovalGate``) guards the registries so that every call goes through it. The
-    factory grants no permission.
+    registries are the worker's ``resources`` (``"tools"``, and ``"mcp"`` when given), so an agent loop
+    can describe the tools to a model. The factory grants no permission.
     """
     tool_registry = _tool_registry(tools)
     mcp_registry = _mcp_registry(mcp)
@@ -147,8 +148,12 @@ def create_interaction_worker(
         tool_registry.guard(approval)
         if mcp_registry is not None:
             mcp_registry.guard(approval)
+    resources: dict[str, object] = {"tools": tool_registry}
+    if mcp_registry is not None:
+        resources["mcp"] = mcp_registry
     return define_worker(
         type=WORKER_TYPE,
         nodes=create_interaction_nodes(tools=tool_registry, mcp=mcp_registry, output=output),
+        resources=resources,
         concurrency=concurrency,
     )

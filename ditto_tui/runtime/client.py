@@ -56,6 +56,10 @@ class _RunFailed(Exception):
         self.error = error
 
 
+def _given_input(input: Any, _deps: Any) -> Any:
+    return input
+
+
 def _describe(error: BaseException) -> str:
     message = error.message if isinstance(error, DittoError) else str(error)
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
@@ -72,7 +76,9 @@ class Runtime:
         config: RuntimeConfig | None,
         providers: Mapping[str, object],
     ) -> None:
-        self.services = Services(sandbox=sandbox, config=config, providers=dict(providers))
+        self.services = Services(
+            sandbox=sandbox, config=config, providers=dict(providers), resources_of=self._resources_of
+        )
         self._workers: list[WorkerDefinition] = []
         self._routes: dict[str, _Route] = {}
         for worker in workers:
@@ -81,6 +87,7 @@ class Runtime:
         self._seq = itertools.count(1)
         self._ids = itertools.count(1)
         self._inflight = 0
+        self._signals: dict[str, CancelSignal] = {}
         self._idle: asyncio.Event | None = None
         self._closed = False
         self._disposed = False
@@ -133,6 +140,10 @@ class Runtime:
 
     # -- calls ----------------------------------------------------------------------------------------
 
+    def _resources_of(self, node_type: str) -> Mapping[str, object]:
+        route = self._routes.get(node_type)
+        return {} if route is None else route.worker.resources
+
     def _route(self, node_type: str) -> _Route:
         route = self._routes.get(node_type)
         if route is None:
@@ -163,17 +174,19 @@ class Runtime:
         parent: CancelSignal | None,
         timeout: float | None,
         execution_id: str | None = None,
+        iteration: int | None = None,
     ) -> Any:
         if self._closed:
             raise RuntimeClosedError("the runtime is closed")
         signal = CancelSignal(parent)
         signal.bind_task(asyncio.current_task())
+        execution_id = execution_id or self._new_id("exec")
         context = WorkerContext(
             services=self.services,
             worker_type=route.worker.type,
             node_type=node_type,
-            execution_id=execution_id or self._new_id("exec"),
-            invoke=self._nested_invoke(run_id, signal),
+            execution_id=execution_id,
+            invoke=self._nested_invoke(run_id, signal, node_id, iteration),
             emit=self._emitter(run_id),
             signal=signal,
             run_id=run_id,
@@ -181,12 +194,14 @@ class Runtime:
             resources=route.worker.resources,
         )
         self._inflight += 1
+        self._signals[execution_id] = signal
         try:
             if timeout is None:
                 return await self._guarded(route, input, context)
             async with asyncio.timeout(timeout):
                 return await self._guarded(route, input, context)
         finally:
+            del self._signals[execution_id]
             self._inflight -= 1
             if self._inflight == 0 and self._idle is not None:
                 self._idle.set()
@@ -219,11 +234,33 @@ class Runtime:
             run_id=run_id,
         )
 
-    def _nested_invoke(self, run_id: str, parent: CancelSignal) -> Any:
-        async def invoke(node_type: str, input: Any, *, timeout: float | None = None) -> Any:
+    def cancel_call(self, execution_id: str, reason: str = "cancelled by the user") -> bool:
+        """Cancel one in-flight call by its execution id (``node_started.execution_id``).
+
+        The call's ``context.signal`` is cancelled, and with it every call nested under it: a call
+        waiting for approval ends ``cancelled`` unexecuted, a running tool stops as it honours the signal.
+        Other calls and the run go on. Returns False when no call with that id is in flight.
+        """
+        signal = self._signals.get(execution_id)
+        if signal is None:
+            return False
+        signal.cancel(reason)
+        return True
+
+    def _nested_invoke(
+        self, run_id: str, parent: CancelSignal, caller: str | None = None, iteration: int | None = None
+    ) -> Any:
+        async def invoke(
+            node_type: str, input: Any, *, timeout: float | None = None, node_id: str | None = None
+        ) -> Any:
             route = self._route(node_type)
-            return await self._call(
-                route, node_type, input, run_id=run_id, node_id=None, parent=parent, timeout=timeout
+            if node_id is None:
+                return await self._call(
+                    route, node_type, input, run_id=run_id, node_id=None, parent=parent, timeout=timeout
+                )
+            traced_id = node_id if caller is None else f"{caller}/{node_id}"
+            return await self._traced(
+                route, node_type, traced_id, _given_input, input, None, run_id, iteration, parent, timeout
             )
 
         return invoke
@@ -343,28 +380,60 @@ class Runtime:
         iteration: int | None,
         signal: CancelSignal | None,
     ) -> Any:
+        deps_outputs = {dep: outputs[dep] for dep in node.deps}
+        try:
+            return await self._traced(
+                self._routes[node.type],
+                node.type,
+                node.id,
+                node.bind,
+                plan_input,
+                deps_outputs,
+                run_id,
+                iteration,
+                signal,
+                None,
+            )
+        except Exception as exc:
+            raise _RunFailed(node, exc) from exc
+
+    async def _traced(
+        self,
+        route: _Route,
+        node_type: str,
+        node_id: str,
+        bind: Callable[[Any, Any], Any],
+        raw_input: Any,
+        deps_outputs: Any,
+        run_id: str,
+        iteration: int | None,
+        signal: CancelSignal | None,
+        timeout: float | None,
+    ) -> Any:
+        """Bind and call one node, reporting ``node_started`` and ``node_finished``/``node_failed``."""
         execution_id = self._new_id("exec")
         observed = bool(self._subscribers)
         started = time.perf_counter()
         identity = {
-            "node_id": node.id,
-            "node_type": node.type,
+            "node_id": node_id,
+            "node_type": node_type,
             "execution_id": execution_id,
             "iteration": iteration,
         }
         try:
-            node_input = node.bind(plan_input, {dep: outputs[dep] for dep in node.deps})
+            node_input = bind(raw_input, deps_outputs)
             if observed:
                 self._emit("node_started", run_id, {**identity, "input": node_input})
             output = await self._call(
-                self._routes[node.type],
-                node.type,
+                route,
+                node_type,
                 node_input,
                 run_id=run_id,
-                node_id=node.id,
+                node_id=node_id,
                 parent=signal,
-                timeout=None,
+                timeout=timeout,
                 execution_id=execution_id,
+                iteration=iteration,
             )
         except BaseException as exc:
             if observed:
@@ -379,8 +448,6 @@ class Runtime:
                         "cancelled": isinstance(exc, asyncio.CancelledError),
                     },
                 )
-            if isinstance(exc, Exception):
-                raise _RunFailed(node, exc) from exc
             raise
         if observed:
             self._emit(

@@ -19,9 +19,16 @@ _TYPE_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)*$
 
 
 class InvokeFunction(Protocol):
-    """``context.invoke``: call another node type within the same run, under the caller's signal."""
+    """``context.invoke``: call another node type within the same run, under the caller's signal.
 
-    def __call__(self, node_type: str, input: Any, *, timeout: float | None = None) -> Awaitable[Any]: ...
+    Nested calls report no events unless ``node_id`` names them: then the call is reported like a graph
+    node (``node_started``, ``node_finished``/``node_failed``, the caller's loop iteration) under the id
+    ``"<caller node id>/<node_id>"``, e.g. ``act/call-1``, and its handler sees that id as its own.
+    """
+
+    def __call__(
+        self, node_type: str, input: Any, *, timeout: float | None = None, node_id: str | None = None
+    ) -> Awaitable[Any]: ...
 
 
 class EmitFunction(Protocol):
@@ -30,13 +37,23 @@ class EmitFunction(Protocol):
     def __call__(self, kind: str, /, **fields: Any) -> None: ...
 
 
+def _no_resources(_node_type: str) -> Mapping[str, object]:
+    return {}
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Services:
-    """What the runtime shares with every handler."""
+    """What the runtime shares with every handler.
+
+    ``resources_of(node_type)`` gives the resources of the worker that exposes ``node_type`` (empty when
+    none does), e.g. the tool registry behind ``INTERACTION.ACT.TOOL``, for a handler that must describe
+    those tools to a model.
+    """
 
     sandbox: Sandbox
     config: RuntimeConfig | None = None
     providers: Mapping[str, object] = field(default_factory=dict)
+    resources_of: Callable[[str], Mapping[str, object]] = _no_resources
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

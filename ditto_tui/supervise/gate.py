@@ -86,6 +86,7 @@ def _no_validation(_arguments: Mapping[str, Any]) -> None:
 class _Pending:
     request: ApprovalRequest
     withdrawn: asyncio.Future[None]
+    revalidate: Callable[[Mapping[str, Any]], None]
 
 
 class ApprovalGate:
@@ -132,6 +133,20 @@ class ApprovalGate:
     def always_approved(self) -> list[str]:
         """Tools approved for the rest of this session."""
         return sorted(label for label, _digest in self._always)
+
+    def revoke(self, tool: str) -> bool:
+        """Withdraw the "always" grant of ``tool``: its next call asks again. False if it had none."""
+        granted = {entry for entry in self._always if entry[0] == tool}
+        self._always -= granted
+        return bool(granted)
+
+    def check_arguments(self, request_id: str, arguments: Mapping[str, Any]) -> None:
+        """Check edited arguments for a pending request as approving them would: JSON, then the tool's
+        own ``validate``. Raises :class:`ValidationError` saying why they would be refused."""
+        entry = self._pending.get(request_id)
+        if entry is None:
+            raise ValidationError(f"approval request {request_id!r} is not pending")
+        _edited_arguments(arguments, entry.revalidate)
 
     # -- registered tools -----------------------------------------------------------------------------
 
@@ -281,7 +296,7 @@ class ApprovalGate:
             rule=verdict.rule,
         )
         try:
-            answer = await self._wait(request, signal)
+            answer = await self._wait(request, signal, subject.revalidate)
         except asyncio.CancelledError:
             self._resolved(context, request, "cancelled", "the call was cancelled")
             raise
@@ -298,10 +313,15 @@ class ApprovalGate:
             return None
         return self._apply(subject, verdict, context, request, answer)
 
-    async def _wait(self, request: ApprovalRequest, signal: CancelSignal | None) -> ApprovalDecision | str:
+    async def _wait(
+        self,
+        request: ApprovalRequest,
+        signal: CancelSignal | None,
+        revalidate: Callable[[Mapping[str, Any]], None],
+    ) -> ApprovalDecision | str:
         assert self.approver is not None
         loop = asyncio.get_running_loop()
-        entry = _Pending(request, loop.create_future())
+        entry = _Pending(request, loop.create_future(), revalidate)
         self._pending[request.request_id] = entry
         deciding = asyncio.ensure_future(self.approver.decide(request))
         watchers: set[asyncio.Future[Any]] = {deciding, entry.withdrawn}

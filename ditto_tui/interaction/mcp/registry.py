@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 import pydantic
@@ -10,13 +13,23 @@ import pydantic
 from ditto_tui.contracts import ContractModel, ExternalResult, InteractionError, McpCapability, ToolCall
 from ditto_tui.errors import McpError, ValidationError
 from ditto_tui.interaction.gate import CallGate
+from ditto_tui.interaction.mcp.drift import ChangeTrigger, McpToolChange, McpToolsChanged, ToolCatalog
+from ditto_tui.interaction.mcp.listing import Budget, list_server
+from ditto_tui.interaction.mcp.status import McpServerStatus
 from ditto_tui.interaction.results import parse_outcome, validation_summary
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sandbox import Sandbox
-from ditto_tui.sanitize import unsafe_reason
+from ditto_tui.sanitize import sanitize_public_message, unsafe_reason
 from ditto_tui.signal import CancelSignal
 
+logger = logging.getLogger(__name__)
+
 MCP_TOOL_ERROR_MESSAGE = "The MCP server reported a tool error"
+TOOLS_CHANGED_EVENT = "mcp_tools_changed"
+"""The custom event a discovery emits, inside a call, when a server's tools changed."""
+
+ChangeListener = Callable[[McpToolsChanged], object]
+StatusListener = Callable[[McpServerStatus], object]
 
 
 @runtime_checkable
@@ -32,8 +45,35 @@ class McpClient(Protocol):
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
     ) -> Mapping[str, Any]:
-        """Result fields: ``content``, ``structuredContent``, ``references``, ``isError``, ``error``."""
+        """Result fields: ``content``, ``structuredContent``, ``references``, ``isError``, ``error``.
+
+        A call that gets no tool result (deadline, lost connection, protocol error) raises
+        :class:`McpCallError`; cancellation through ``signal`` raises :class:`asyncio.CancelledError`.
+        """
         ...
+
+
+class McpCallError(McpError):
+    """A call that reached an MCP client but ended without a tool result.
+
+    ``status`` is the ``ExternalResult`` status an invocation reports (``timeout`` for a deadline,
+    ``failed`` otherwise); ``message`` must already be a safe public message. A discovery that meets it
+    fails as a whole.
+    """
+
+    title = "MCP call failed"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str,
+        status: Literal["failed", "timeout"] = "failed",
+        retryable: bool | None = None,
+    ) -> None:
+        super().__init__(message, code=code)
+        self.status = status
+        self.retryable = retryable
 
 
 class McpDiscoverInput(ContractModel):
@@ -87,40 +127,6 @@ def _positive(name: str, value: int) -> int:
     return value
 
 
-def _capability(server: str, tool: Any) -> McpCapability:
-    if not isinstance(tool, Mapping):
-        raise McpError(f"server {server!r} listed a tool that is not an object", code="MCP_INVALID_TOOL")
-    name = tool.get("name")
-    if not isinstance(name, str) or not name:
-        raise McpError(f"server {server!r} listed a tool without a name", code="MCP_INVALID_TOOL")
-    label = name
-    schema = tool.get("inputSchema", tool.get("input_schema"))
-    if not isinstance(schema, Mapping):
-        raise McpError(
-            f"server {server!r} tool {label!r} has no input schema object", code="MCP_INVALID_SCHEMA"
-        )
-    output_schema = tool.get("outputSchema", tool.get("output_schema"))
-    if output_schema is not None and not isinstance(output_schema, Mapping):
-        raise McpError(
-            f"server {server!r} tool {label!r} has an invalid output schema", code="MCP_INVALID_SCHEMA"
-        )
-    try:
-        return McpCapability.model_validate(
-            {
-                "server": server,
-                "name": name,
-                "description": tool.get("description"),
-                "input_schema": schema,
-                "output_schema": output_schema,
-                "annotations": tool.get("annotations"),
-            }
-        )
-    except pydantic.ValidationError as exc:
-        raise McpError(
-            f"server {server!r} tool {label!r} is invalid: {validation_summary(exc)}", code="MCP_INVALID_TOOL"
-        ) from None
-
-
 def _safe_error(error: Any) -> InteractionError:
     if isinstance(error, Mapping | InteractionError):
         try:
@@ -141,6 +147,7 @@ def map_tool_result(result: Mapping[str, Any], *, call_id: str, source: str) -> 
         ("content", "content"),
         ("structured_content", "structuredContent"),
         ("references", "references"),
+        ("metadata", "metadata"),
     ):
         value = result.get(alias, result.get(key))
         if value is not None:
@@ -149,21 +156,81 @@ def map_tool_result(result: Mapping[str, Any], *, call_id: str, source: str) -> 
         fields["status"] = "failed"
         fields["error"] = _safe_error(result.get("error"))
     else:
-        if not fields:
+        if not (fields.keys() - {"metadata"}):
             fields["content"] = []
         fields["status"] = "success"
     return parse_outcome(fields, call_id=call_id, source=source, what="MCP server")
 
 
+def _ended(call: ToolCall, source: str, status: str, error: InteractionError) -> ExternalResult:
+    return ExternalResult(call_id=call.id, source=source, status=status, error=error)
+
+
+def _call_failure(call: ToolCall, source: str, exc: McpCallError) -> ExternalResult:
+    message = sanitize_public_message(exc.message) or MCP_TOOL_ERROR_MESSAGE
+    return _ended(
+        call, source, exc.status, InteractionError(code=exc.code, message=message, retryable=exc.retryable)
+    )
+
+
+def _changed_tool(call: ToolCall, source: str) -> ExternalResult:
+    message = (
+        f"The definition of MCP tool {call.name!r} changed since it was first seen; "
+        "review the change and accept it before calling the tool"
+    )
+    return _ended(call, source, "failed", InteractionError(code="MCP_TOOL_CHANGED", message=message))
+
+
+def _parse_call(call: Mapping[str, Any]) -> ToolCall:
+    try:
+        return ToolCall.model_validate(call)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(f"invalid MCP tool call: {validation_summary(exc)}") from None
+
+
+def _subscribe(listeners: list[Any], callback: Any) -> Callable[[], bool]:
+    if not callable(callback):
+        raise ValidationError("an MCP listener must be callable")
+    listeners.append(callback)
+
+    def unsubscribe() -> bool:
+        if callback not in listeners:
+            return False
+        listeners.remove(callback)
+        return True
+
+    return unsubscribe
+
+
+def _notify(listeners: Iterable[Callable[[Any], object]], value: object) -> None:
+    for listener in tuple(listeners):
+        try:
+            listener(value)
+        except Exception:  # a failing listener must not break discovery or a connection
+            logger.exception("MCP listener %r failed", listener)
+
+
 class McpRegistry:
-    """MCP clients by server name, with a discovery budget per discover call across servers."""
+    """MCP clients by server name, with a discovery budget per discover call across servers.
+
+    The registry also keeps what each server last listed. A tool whose definition (description, schemas,
+    annotations) differs from the one first seen is reported to :meth:`on_change` listeners (and, inside a
+    call, as a ``mcp_tools_changed`` event) and is not invoked until :meth:`accept_changes` pins it.
+    """
 
     def __init__(self, max_discovery_pages: int = 100, max_capabilities: int = 1000) -> None:
         self.max_discovery_pages = _positive("max_discovery_pages", max_discovery_pages)
         self.max_capabilities = _positive("max_capabilities", max_capabilities)
         self._clients: dict[str, McpClient] = {}
-        self._capabilities: dict[tuple[str, str], McpCapability] = {}
+        self._catalog = ToolCatalog()
         self._gate: CallGate | None = None
+        self._statuses: dict[str, McpServerStatus] = {}
+        self._figures: dict[str, tuple[int, int]] = {}
+        self._discovery_errors: dict[str, str] = {}
+        self._change_listeners: list[ChangeListener] = []
+        self._status_listeners: list[StatusListener] = []
+        self._stale: set[str] = set()
+        self._refreshing: dict[str, asyncio.Task[None]] = {}
 
     def guard(self, gate: CallGate) -> None:
         """Route every invocation through ``gate`` from now on (one gate per registry)."""
@@ -198,9 +265,109 @@ class McpRegistry:
         """The client registered as ``server``, if any."""
         return self._clients.get(server)
 
+    # -- what the UI reads --------------------------------------------------------------------------------
+
     def known_capability(self, server: str, name: str) -> McpCapability | None:
-        """The capability as last discovered, if a discovery saw it."""
-        return self._capabilities.get((server, name))
+        """The capability as last listed by its server, if a discovery saw it."""
+        return self._catalog.known(server, name)
+
+    def capabilities(self, server: str) -> list[McpCapability]:
+        """What ``server`` listed at its last complete discovery (empty before one)."""
+        return self._catalog.tools(server)
+
+    def pending_changes(self, server: str | None = None) -> list[tuple[str, McpToolChange]]:
+        """Tools whose definition moved from the one first seen, as ``(server, change)``."""
+        return self._catalog.pending(server)
+
+    def accept_changes(self, server: str, names: Iterable[str] | None = None) -> list[str]:
+        """Accept the current definitions of ``names`` (default: all changed tools of ``server``)."""
+        return self._catalog.accept(server, names)
+
+    def on_change(self, callback: ChangeListener) -> Callable[[], bool]:
+        """Call ``callback(McpToolsChanged)`` whenever a listing differs from the previous one."""
+        return _subscribe(self._change_listeners, callback)
+
+    def on_status(self, callback: StatusListener) -> Callable[[], bool]:
+        """Call ``callback(McpServerStatus)`` whenever a server's connection state changes."""
+        return _subscribe(self._status_listeners, callback)
+
+    def status(self, server: str) -> McpServerStatus | None:
+        """How ``server`` stands, with its discovery figures; ``None`` for a server it has never heard of.
+
+        A client registered directly (not through ``open_mcp_servers``) counts as ``connected``.
+        """
+        status = self._statuses.get(server)
+        if status is None:
+            if server not in self._clients:
+                return None
+            status = McpServerStatus(server=server, state="connected")
+        pages, tools = self._figures.get(server, (status.pages, status.tools))
+        return dataclasses.replace(
+            status, pages=pages, tools=tools, discovery_error=self._discovery_errors.get(server)
+        )
+
+    def statuses(self) -> list[McpServerStatus]:
+        """Every reported or registered server's status: reported ones first, in report order."""
+        names = [*self._statuses, *(name for name in self._clients if name not in self._statuses)]
+        return [status for name in names if (status := self.status(name)) is not None]
+
+    def report_status(self, status: McpServerStatus) -> None:
+        """Record a server's connection state (``open_mcp_servers`` does this) and tell listeners."""
+        self._statuses[status.server] = status
+        _notify(self._status_listeners, status)
+
+    # -- tool-list changes announced by a server ---------------------------------------------------------
+
+    def tools_list_changed(self, server: str) -> None:
+        """A server said its tool list changed: list it again in the background and report the change.
+
+        Until that listing finishes, invocations on the server wait for it, so the approval gate never
+        decides on a definition the server has already replaced.
+        """
+        if server not in self._clients:
+            return
+        self._stale.add(server)
+        self._start_refresh(server)
+
+    def _start_refresh(self, server: str) -> None:
+        if server in self._refreshing:
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(self._refresh(server), name=f"mcp-refresh:{server}")
+        except RuntimeError:  # no running loop: the next invocation lists the server first
+            return
+        self._refreshing[server] = task
+        task.add_done_callback(lambda _task: self._refreshing.pop(server, None))
+
+    async def _refresh(self, server: str) -> None:
+        while server in self._stale and server in self._clients:
+            self._stale.discard(server)
+            budget = Budget(self.max_discovery_pages, self.max_capabilities)
+            try:
+                tools, pages = await list_server(
+                    server, self._clients[server], budget, None, self._known(server)
+                )
+            except McpError as exc:
+                logger.warning("relisting MCP server %r failed: %s", server, exc.message)
+                self._catalog.forget(server)
+                return
+            self._record(server, tools, pages, "notification", None)
+
+    async def _settled(self, server: str) -> None:
+        if server in self._stale:
+            self._start_refresh(server)
+        task = self._refreshing.get(server)
+        if task is not None:
+            await asyncio.shield(task)
+
+    async def settle(self) -> None:
+        """Stop background relisting (``open_mcp_servers`` calls this before closing connections)."""
+        tasks = list(self._refreshing.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- calls ---------------------------------------------------------------------------------------------
 
     def _client(self, server: str) -> McpClient:
         client = self._clients.get(server)
@@ -219,49 +386,65 @@ class McpRegistry:
         """Run a discover or invoke request; permission and validation errors raise."""
         request = parse_mcp_input(input)
         if isinstance(request, McpDiscoverInput):
-            return McpDiscovery(capabilities=tuple(await self.discover(request.server, sandbox, signal)))
+            found = await self.discover(request.server, sandbox, signal, context=context)
+            return McpDiscovery(capabilities=tuple(found))
         return McpInvocation(
             result=await self.invoke(request.server, request.call, sandbox, signal, context=context)
         )
 
     async def discover(
-        self, server: str | None, sandbox: Sandbox, signal: CancelSignal | None = None
+        self,
+        server: str | None,
+        sandbox: Sandbox,
+        signal: CancelSignal | None = None,
+        *,
+        context: WorkerContext | None = None,
     ) -> list[McpCapability]:
-        """List every tool of ``server`` (or of all servers) within the page and capability budget."""
+        """List every tool of ``server`` (or of all servers) within the page and capability budget.
+
+        The discovery succeeds or fails as a whole: nothing it listed is kept when any server fails.
+        """
         servers = [server] if server is not None else self.servers()
         for name in servers:
             sandbox.check_mcp(name)
             self._client(name)
-        budget = _Budget(self.max_discovery_pages, self.max_capabilities)
+        budget = Budget(self.max_discovery_pages, self.max_capabilities)
+        listings = [(name, *await self._list(name, budget, signal)) for name in servers]
         found: list[McpCapability] = []
-        for name in servers:
-            found.extend(await self._discover_server(name, budget, signal))
-        for capability in found:
-            self._capabilities[(capability.server, capability.name)] = capability
+        for name, tools, pages in listings:
+            self._record(name, tools, pages, "discovery", context)
+            found.extend(tools)
         return found
 
-    async def _discover_server(
-        self, server: str, budget: _Budget, signal: CancelSignal | None
-    ) -> list[McpCapability]:
-        client = self._client(server)
-        found: list[McpCapability] = []
-        seen: set[str] = set()
-        cursor: str | None = None
-        while True:
-            if signal is not None:
-                signal.raise_if_cancelled()
-            budget.take_page(server)
-            page = await client.list_tools(cursor=cursor, signal=signal)
-            if signal is not None:
-                signal.raise_if_cancelled()
-            tools, cursor = _page(server, page)
-            budget.take_capabilities(server, len(tools))
-            found.extend(_capability(server, tool) for tool in tools)
-            if cursor is None:
-                return found
-            if cursor in seen:
-                raise McpError(f"server {server!r} repeated a discovery cursor", code="MCP_REPEATED_CURSOR")
-            seen.add(cursor)
+    async def _list(
+        self, server: str, budget: Budget, signal: CancelSignal | None
+    ) -> tuple[list[McpCapability], int]:
+        try:
+            listing = await list_server(server, self._client(server), budget, signal, self._known(server))
+        except McpError as exc:
+            self._discovery_errors[server] = f"{exc.code}: {sanitize_public_message(exc.message)}"
+            raise
+        self._discovery_errors.pop(server, None)
+        return listing
+
+    def _known(self, server: str) -> Callable[[str], McpCapability | None]:
+        return lambda name: self._catalog.known(server, name)
+
+    def _record(
+        self,
+        server: str,
+        tools: list[McpCapability],
+        pages: int,
+        trigger: ChangeTrigger,
+        context: WorkerContext | None,
+    ) -> None:
+        self._figures[server] = (pages, len(tools))
+        change = self._catalog.update(server, tools, trigger)
+        if change is None:
+            return
+        if context is not None:
+            context.emit(TOOLS_CHANGED_EVENT, data=change.to_json())
+        _notify(self._change_listeners, change)
 
     async def invoke(
         self,
@@ -276,6 +459,10 @@ class McpRegistry:
         sandbox.check_mcp(server)
         self._client(server)
         parsed = call if isinstance(call, ToolCall) else _parse_call(call)
+        if self._refreshing or self._stale:
+            await self._settled(server)
+        if self._catalog.changed(server, parsed.name) is not None:
+            return _changed_tool(parsed, f"{server}:{parsed.name}")
         if self._gate is not None:
             return await self._gate.invoke_mcp(self, server, parsed, sandbox, signal, context)
         return await self.invoke_unguarded(server, parsed, sandbox, signal)
@@ -286,46 +473,11 @@ class McpRegistry:
         """Invoke without consulting a gate: only the gate itself calls this, after its decision."""
         sandbox.check_mcp(server)
         client = self._client(server)
-        parsed = call
-        result = await client.call_tool(parsed.name, parsed.arguments, signal=signal)
-        return map_tool_result(result, call_id=parsed.id, source=f"{server}:{parsed.name}")
-
-
-def _parse_call(call: Mapping[str, Any]) -> ToolCall:
-    try:
-        return ToolCall.model_validate(call)
-    except pydantic.ValidationError as exc:
-        raise ValidationError(f"invalid MCP tool call: {validation_summary(exc)}") from None
-
-
-def _page(server: str, page: Any) -> tuple[Sequence[Any], str | None]:
-    if not isinstance(page, Mapping) or not isinstance(page.get("tools"), list | tuple):
-        raise McpError(
-            f"server {server!r} returned a discovery page without a tools list", code="MCP_INVALID_PAGE"
-        )
-    cursor = page.get("nextCursor", page.get("next_cursor"))
-    if cursor is not None and not isinstance(cursor, str):
-        raise McpError(f"server {server!r} returned a cursor that is not a string", code="MCP_INVALID_PAGE")
-    return page["tools"], cursor
-
-
-class _Budget:
-    """The page and capability budget of one discover call, shared across servers."""
-
-    def __init__(self, pages: int, capabilities: int) -> None:
-        self.pages = pages
-        self.capabilities = capabilities
-
-    def take_page(self, server: str) -> None:
-        if self.pages <= 0:
-            raise McpError(
-                f"discovery needs more than the page limit (at server {server!r})", code="MCP_PAGE_LIMIT"
-            )
-        self.pages -= 1
-
-    def take_capabilities(self, server: str, count: int) -> None:
-        if count > self.capabilities:
-            raise McpError(
-                f"discovery exceeds the capability limit (at server {server!r})", code="MCP_CAPABILITY_LIMIT"
-            )
-        self.capabilities -= count
+        source = f"{server}:{call.name}"
+        if self._catalog.changed(server, call.name) is not None:
+            return _changed_tool(call, source)
+        try:
+            result = await client.call_tool(call.name, call.arguments, signal=signal)
+        except McpCallError as exc:
+            return _call_failure(call, source, exc)
+        return map_tool_result(result, call_id=call.id, source=source)

@@ -1,0 +1,150 @@
+"""MCP overhead: INTERACTION.ACT.MCP and registry discovery beside the raw SDK, on one real stdio server.
+
+Both sides use the same bundled demo server (a subprocess, over stdio) in the same run and take turns
+call by call, so they share machine conditions:
+
+- invoke: ``runtime.invoke("INTERACTION.ACT.MCP", invoke read_note)`` beside ``session.call_tool`` on the
+  same session;
+- discovery: ``registry.discover`` of 1000 tools in pages of 100 beside the raw ``list_tools`` cursor loop.
+
+The figure is the median wall time; the ratio is ditto over raw (target ≤ 1.1×).
+
+    python -m benchmarks.bench_mcp [--json] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+TARGET_RATIO = 1.1
+CATALOGUE = 995  # plus the demo's five notes tools: 1000 tools, ten pages
+
+Timed = Callable[[], Awaitable[Any]]
+
+
+async def _median_pair(raw: Timed, ours: Timed, repetitions: int) -> tuple[float, float]:
+    """Median seconds of ``raw`` and ``ours``, run alternately ``repetitions`` times after a warm-up."""
+    for _ in range(max(3, repetitions // 10)):
+        await raw()
+        await ours()
+    gc.collect()
+    samples: dict[str, list[float]] = {"raw": [], "ours": []}
+    for _ in range(repetitions):
+        for name, run in (("raw", raw), ("ours", ours)):
+            start = time.perf_counter()
+            await run()
+            samples[name].append(time.perf_counter() - start)
+    return statistics.median(samples["raw"]), statistics.median(samples["ours"])
+
+
+def _row(name: str, raw: float, ours: float, unit: float, suffix: str) -> dict[str, Any]:
+    ratio = ours / raw if raw else None
+    return {
+        "measure": name,
+        "raw": round(raw * unit, 3),
+        "ditto": round(ours * unit, 3),
+        "unit": suffix,
+        "ratio": None if ratio is None else round(ratio, 3),
+        "met": ratio is not None and ratio <= TARGET_RATIO,
+    }
+
+
+async def benchmark(scale: float) -> dict[str, Any]:
+    from mcp import ClientSession
+    from mcp.types import PaginatedRequestParams
+
+    from ditto_tui.demo.servers import demo_server_entry
+    from ditto_tui.interaction import create_interaction_worker, open_mcp_servers
+    from ditto_tui.interaction.mcp import SessionClient
+    from ditto_tui.runtime import create_ditto
+    from ditto_tui.sandbox import Sandbox, SandboxPermissions
+
+    root = Path(tempfile.mkdtemp(prefix="ditto-bench-mcp-"))
+    servers = {"demo": demo_server_entry(root / "notes", catalogue=CATALOGUE)}
+    async with open_mcp_servers(servers, log_dir=root / "logs") as registry:
+        client = registry.get("demo")
+        assert isinstance(client, SessionClient) and isinstance(client.session, ClientSession)
+        session = client.session
+        sandbox = Sandbox(SandboxPermissions(mcp=["demo"]), workspace=root)
+        await registry.discover("demo", sandbox)
+        worker = create_interaction_worker(mcp=registry)
+        async with create_ditto(sandbox={"mcp": ["demo"]}, workspace=root, workers=[worker]) as runtime:
+            request = {
+                "operation": "invoke",
+                "server": "demo",
+                "call": {"id": "bench", "name": "read_note", "arguments": {"name": "welcome"}},
+            }
+
+            async def raw_call() -> Any:
+                return await session.call_tool("read_note", {"name": "welcome"})
+
+            async def act_mcp() -> Any:
+                response = await runtime.invoke("INTERACTION.ACT.MCP", request)
+                assert response.result.status == "success"
+                return response
+
+            async def raw_listing() -> int:
+                cursor: str | None = None
+                count = 0
+                while True:
+                    params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+                    page = await session.list_tools(params=params)
+                    count += len(page.tools)
+                    if page.next_cursor is None:
+                        return count
+                    cursor = page.next_cursor
+
+            async def discovery() -> int:
+                return len(await registry.discover("demo", sandbox))
+
+            assert await raw_listing() == await discovery() == CATALOGUE + 5
+            invoke = await _median_pair(raw_call, act_mcp, max(20, int(600 * scale)))
+            listing = await _median_pair(raw_listing, discovery, max(5, int(30 * scale)))
+    rows = [
+        _row("invoke read_note (ms)", *invoke, 1000.0, "ms"),
+        _row(f"discover {CATALOGUE + 5} tools, pages of 100 (ms)", *listing, 1000.0, "ms"),
+    ]
+    return {
+        "python": platform.python_version(),
+        "target_ratio": TARGET_RATIO,
+        "verdict": "met" if all(row["met"] for row in rows) else "NOT met",
+        "results": rows,
+    }
+
+
+def print_table(report: dict[str, Any]) -> None:
+    print(f"MCP overhead over stdio (median) — Python {report['python']}")
+    header = ("measure", "raw SDK", "ditto", "ditto/raw")
+    print(f"{header[0]:>42}  {header[1]:>9}  {header[2]:>9}  {header[3]:>9}")
+    for row in report["results"]:
+        ratio = "n/a" if row["ratio"] is None else f"{row['ratio']:.2f}x"
+        print(f"{row['measure']:>42}  {row['raw']:>9.3f}  {row['ditto']:>9.3f}  {ratio:>9}")
+    print(f"target: ditto/raw ≤ {report['target_ratio']:.1f}x on both — {report['verdict']}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions (smoke test)")
+    args = parser.parse_args(argv)
+    report = asyncio.run(benchmark(0.1 if args.quick else 1.0))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_table(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""The bundled demo MCP server: notes tools over a folder, on stdio or streamable HTTP (127.0.0.1).
+
+    python -m ditto_tui.demo.mcp_server --notes DIR [--catalogue N] [--http PORT]
+
+Read tools list, read, search and check notes (``search_notes`` returns structured content with an output
+schema; ``check_note`` reports an ``isError`` result for a note without a title); ``write_note`` replaces a
+note and is annotated destructive. ``--catalogue N`` adds N generated tools, and every tool list is served
+in pages of 100 with opaque cursors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import re
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, ListToolsResult, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from ditto_tui.demo.servers import SAMPLE_NOTES
+
+PAGE_SIZE = 100
+MAX_NOTE_CHARS = 100_000
+_NOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}(\.md)?")
+_READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+class Match(BaseModel):
+    """One line of a note that contains the query."""
+
+    note: str = Field(description="The note's name.")
+    line: int = Field(description="The line number, from 1.")
+    text: str = Field(description="The whole line.")
+
+
+class SearchResult(BaseModel):
+    """Every matching line, in note order."""
+
+    query: str
+    count: int
+    matches: list[Match]
+
+
+class Notes:
+    """A folder of Markdown notes; names are plain file names, so nothing outside it can be reached."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path(self, name: str) -> Path:
+        """The file of note ``name`` (``.md`` optional); a name that is not a plain note name is refused."""
+        if not _NOTE_NAME.fullmatch(name):
+            raise ToolError(f"{name!r} is not a note name (letters, digits, '-' and '_', optional .md)")
+        return self.folder / (name if name.endswith(".md") else f"{name}.md")
+
+    def names(self) -> list[str]:
+        """Every note, sorted."""
+        return sorted(path.name for path in self.folder.glob("*.md"))
+
+    def read(self, name: str) -> str:
+        """A note's text; a missing note is a tool error."""
+        path = self.path(name)
+        if not path.is_file():
+            raise ToolError(f"there is no note named {path.name!r}")
+        return path.read_text(encoding="utf-8")
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
+
+
+def _offset(cursor: object) -> int:
+    try:
+        kind, _, value = base64.urlsafe_b64decode(str(cursor)).decode().partition(":")
+        if kind == "offset" and value.isdigit():
+            return int(value)
+    except ValueError:
+        pass
+    raise MCPError(code=INVALID_PARAMS, message="Invalid cursor")
+
+
+class PagedTools:
+    """Serves ``tools/list`` in pages of ``PAGE_SIZE`` with opaque cursors (server middleware).
+
+    It answers from the server's tool list directly, so a page costs its own 100 tools, not the whole list.
+    """
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/list":
+            return await call_next(ctx)
+        cursor = (ctx.params or {}).get("cursor")
+        start = 0 if cursor is None else _offset(cursor)
+        tools = await self.server.list_tools()
+        end = start + PAGE_SIZE
+        return ListToolsResult(tools=tools[start:end], next_cursor=_cursor(end) if end < len(tools) else None)
+
+
+def _note_tools(server: MCPServer, notes: Notes) -> None:
+    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    def list_notes() -> str:
+        """List the notes in the notes folder, one name per line."""
+        return "\n".join(notes.names())
+
+    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    def read_note(name: str) -> str:
+        """Read one note (for example 'welcome' or 'welcome.md')."""
+        return notes.read(name)
+
+    @server.tool(annotations=_READ_ONLY)
+    def search_notes(query: str) -> SearchResult:
+        """Find the lines of every note that contain the query (case-insensitive)."""
+        needle = query.casefold()
+        matches = [
+            Match(note=name, line=number, text=line)
+            for name in notes.names()
+            for number, line in enumerate(notes.read(name).splitlines(), start=1)
+            if needle in line.casefold()
+        ]
+        return SearchResult(query=query, count=len(matches), matches=matches)
+
+    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    def check_note(name: str) -> str:
+        """Check that a note starts with a '# ' title line; a note without one is reported as an error."""
+        first = notes.read(name).lstrip().splitlines()[:1]
+        if not first or not first[0].startswith("# "):
+            raise ToolError(f"note {notes.path(name).name!r} has no '# ' title line")
+        return f"{notes.path(name).name}: {first[0][2:].strip()}"
+
+    destructive = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
+
+    @server.tool(annotations=destructive, structured_output=False)
+    def write_note(name: str, text: str) -> str:
+        """Create a note, or replace its whole text."""
+        if len(text) > MAX_NOTE_CHARS:
+            raise ToolError(f"a note holds at most {MAX_NOTE_CHARS} characters")
+        path = notes.path(name)
+        path.write_text(text, encoding="utf-8")
+        return f"Wrote {len(text.encode('utf-8'))} bytes to {path.name}"
+
+
+def _catalogue(count: int) -> list[Tool]:
+    def entry(text: str = "") -> str:
+        return f"catalogue entry: {text}"
+
+    template = Tool.from_function(entry, name="catalogue", description="A generated catalogue entry.")
+    return [
+        template.model_copy(
+            update={"name": f"catalogue_{n:04d}", "description": f"Generated catalogue entry number {n}."}
+        )
+        for n in range(1, count + 1)
+    ]
+
+
+def build_server(folder: Path, *, catalogue: int = 0) -> MCPServer:
+    """The demo server over the notes in ``folder``, plus ``catalogue`` generated tools."""
+    server = MCPServer(
+        "ditto-demo",
+        instructions="Notes tools: list, read, search and check notes; write_note replaces a note.",
+        tools=_catalogue(catalogue),
+        log_level="WARNING",
+    )
+    server.middleware.append(PagedTools(server))
+    _note_tools(server, Notes(folder))
+    return server
+
+
+def prepare_notes(folder: Path) -> None:
+    """Create ``folder`` with the sample notes when it does not exist yet."""
+    if not folder.exists():
+        shutil.copytree(SAMPLE_NOTES, folder)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo server on stdio, or on streamable HTTP at 127.0.0.1 with ``--http PORT``."""
+    parser = argparse.ArgumentParser(description="The ditto-tui demo MCP server (notes tools).")
+    parser.add_argument("--notes", required=True, help="the notes folder (created with sample notes)")
+    parser.add_argument("--catalogue", type=int, default=0, help="add N generated tools")
+    parser.add_argument("--http", type=int, default=None, metavar="PORT", help="serve HTTP on 127.0.0.1")
+    args = parser.parse_args(argv)
+    folder = Path(args.notes)
+    prepare_notes(folder)
+    server = build_server(folder, catalogue=args.catalogue)
+    if args.http is None:
+        server.run()
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

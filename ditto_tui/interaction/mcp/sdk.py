@@ -1,0 +1,203 @@
+"""The official ``mcp`` SDK behind the ``McpClient`` port: deadlines, cancellation and typed failures."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+import anyio
+import pydantic
+from mcp import Client, ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    Tool,
+)
+
+from ditto_tui.errors import ValidationError
+from ditto_tui.interaction.mcp.content import tool_result
+from ditto_tui.interaction.mcp.registry import McpCallError
+from ditto_tui.interaction.results import validation_summary
+from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.signal import CancelSignal
+
+T = TypeVar("T")
+
+DISCONNECTED = "MCP_SERVER_DISCONNECTED"
+TIMEOUT = "MCP_TIMEOUT"
+INVALID_RESULT = "MCP_INVALID_RESULT"
+REQUEST_ERROR = "MCP_REQUEST_ERROR"
+
+_CLOSED_STREAM = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+
+
+def disconnected_error() -> McpCallError:
+    """The failure of a call whose connection closed before it was answered (never replayed)."""
+    return McpCallError(
+        "The MCP server closed the connection before answering; the call was not retried",
+        code=DISCONNECTED,
+        retryable=False,
+    )
+
+
+def _timeout_error(seconds: float | None) -> McpCallError:
+    after = f" within {seconds:g} s" if seconds is not None else ""
+    return McpCallError(f"The MCP server did not answer{after}", code=TIMEOUT, status="timeout")
+
+
+def _request_error(error: MCPError) -> McpCallError:
+    """A JSON-RPC error from the server: its message is sanitised, its ``data`` is never passed on."""
+    detail = sanitize_public_message(error.error.message, limit=300)
+    return McpCallError(
+        f"The MCP server refused the request ({error.error.code}): {detail}", code=REQUEST_ERROR
+    )
+
+
+def _invalid_result(what: str) -> McpCallError:
+    return McpCallError(sanitize_public_message(f"The MCP server returned {what}"), code=INVALID_RESULT)
+
+
+def _tool(tool: Tool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
+    if tool.description is not None:
+        entry["description"] = tool.description
+    if tool.output_schema is not None:
+        entry["outputSchema"] = tool.output_schema
+    if tool.annotations is not None:
+        entry["annotations"] = tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return entry
+
+
+def _page(result: ListToolsResult) -> dict[str, Any]:
+    page: dict[str, Any] = {"tools": [_tool(tool) for tool in result.tools]}
+    if result.next_cursor is not None:
+        page["nextCursor"] = result.next_cursor
+    return page
+
+
+class SessionClient:
+    """The ``McpClient`` port over an ``mcp.ClientSession`` or ``mcp.Client``.
+
+    ``timeout`` bounds every request (seconds); ``signal`` cancels one; a closed connection, a deadline,
+    a JSON-RPC error and a malformed result each raise a typed :class:`McpCallError`, and nothing is
+    retried. ``closed`` builds the error for a lost connection (the connection owner knows why it closed).
+    """
+
+    def __init__(
+        self,
+        session: ClientSession | Client,
+        *,
+        timeout: float | None = None,
+        closed: Callable[[], McpCallError] = disconnected_error,
+    ) -> None:
+        if not isinstance(session, ClientSession | Client):
+            raise ValidationError("mcp_session_client needs an mcp.ClientSession or mcp.Client")
+        if timeout is not None and not timeout > 0:
+            raise ValidationError("an MCP call timeout must be a positive number of seconds")
+        self.session = session
+        self.timeout = timeout
+        self._closed = closed
+
+    async def list_tools(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page of the server's tool list."""
+        try:
+            result = await self._run(lambda: self._list(cursor), signal)
+        except MCPError as exc:
+            raise self._mapped(exc) from None
+        except _CLOSED_STREAM:
+            raise self._closed() from None
+        except pydantic.ValidationError as exc:
+            # Locations only (e.g. tools.1.inputSchema.type), never the values the server sent.
+            raise _invalid_result(
+                f"a tool list that does not match the protocol: {validation_summary(exc)}"
+            ) from None
+        return _page(result)
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """Call one tool; the result as McpToolResult fields."""
+        try:
+            result = await self._run(lambda: self.session.call_tool(name, dict(arguments)), signal)
+        except MCPError as exc:
+            raise self._mapped(exc) from None
+        except _CLOSED_STREAM:
+            raise self._closed() from None
+        except pydantic.ValidationError:
+            raise _invalid_result("a tool result that does not match the protocol") from None
+        except RuntimeError:  # the SDK checks structured content against the tool's output schema
+            raise _invalid_result("structured content that does not match the tool's output schema") from None
+        if not isinstance(result, CallToolResult):
+            raise _invalid_result("a result of an unexpected kind")
+        try:
+            return tool_result(result)
+        except pydantic.ValidationError:
+            raise _invalid_result("content that cannot be represented") from None
+
+    def _list(self, cursor: str | None) -> Awaitable[ListToolsResult]:
+        if isinstance(self.session, Client):
+            # A cached listing would hide a changed tool definition.
+            return self.session.list_tools(cursor=cursor, cache_mode="refresh")
+        params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+        return self.session.list_tools(params=params)
+
+    def _mapped(self, exc: MCPError) -> McpCallError:
+        if exc.error.code == CONNECTION_CLOSED:
+            return self._closed()
+        if exc.error.code == REQUEST_TIMEOUT:
+            return _timeout_error(self.timeout)
+        return _request_error(exc)
+
+    async def _run(self, operation: Callable[[], Awaitable[T]], signal: CancelSignal | None) -> T:
+        """Await ``operation()`` in this task until it ends, the deadline passes or ``signal`` fires.
+
+        A fired signal cancels this task, so the SDK sees an ordinary cancellation and tells the server.
+        """
+        watcher = SignalWatch(signal) if signal is not None else None
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await operation()
+        except TimeoutError:
+            raise _timeout_error(self.timeout) from None
+        finally:
+            if watcher is not None:
+                watcher.stop()
+
+
+class SignalWatch:
+    """Cancels the current task when ``signal`` fires, until :meth:`stop` (the SDK then sees an ordinary
+    cancellation and tells the server with ``notifications/cancelled``)."""
+
+    def __init__(self, signal: CancelSignal) -> None:
+        signal.raise_if_cancelled()
+        self.signal = signal
+        self.task = asyncio.current_task()
+        self.active = True
+        self.waiter = asyncio.ensure_future(signal.wait())
+        self.waiter.add_done_callback(self._fired)
+
+    def _fired(self, waiter: asyncio.Future[None]) -> None:
+        # The callback can run after stop() when the signal fired just as the call ended.
+        if self.active and not waiter.cancelled() and self.task is not None:
+            self.task.cancel(self.signal.reason or "cancelled")
+
+    def stop(self) -> None:
+        """Stop watching."""
+        self.active = False
+        self.waiter.cancel()
+
+
+def mcp_session_client(session: ClientSession | Client, *, timeout: float | None = None) -> SessionClient:
+    """Adapt a connected ``mcp.ClientSession`` or ``mcp.Client`` to the ``McpClient`` port.
+
+    The caller keeps owning the session (and closes it after the runtime). ``timeout`` is the per-call
+    deadline in seconds (``None``: no deadline beyond the SDK's own).
+    """
+    return SessionClient(session, timeout=timeout)

@@ -1,0 +1,229 @@
+"""The stdio transport: the server as a child process, its messages bounded, its stderr in a log file.
+
+Like the SDK's ``stdio_client`` (same environment policy, same shutdown order: close stdin, wait, then
+signal the process group), with two differences: a message larger than ``max_message_bytes``, a line that
+is not JSON, or invalid UTF-8 closes the connection as a protocol error instead of being buffered or
+skipped, and the reason is kept in :attr:`StdioTransport.failure`. JSON that is not a JSON-RPC message
+(a response with a null id, say) is dropped and noted in the log. POSIX only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from typing import Any, TextIO
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client.stdio import get_default_environment
+from mcp.shared.message import SessionMessage
+from mcp.types import jsonrpc_message_adapter
+
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+"""The largest message a server may send in one line."""
+
+EXIT_GRACE_SECONDS = 2.0
+"""How long a server may take to exit after its stdin closes, and again after SIGTERM."""
+
+_POLL_SECONDS = 0.01
+_NOTED_IGNORED = 10
+_STREAM_CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+
+
+def resolve_command(command: str, env: dict[str, str]) -> str:
+    """Find a bare command name first beside the running Python (its virtual environment), then on PATH.
+
+    A command with a slash is used as written. A name that is found nowhere is returned unchanged, so that
+    starting it fails with the usual "not found" error.
+    """
+    if os.sep in command:
+        return command
+    search = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", os.defpath)])
+    return shutil.which(command, path=search) or command
+
+
+def _signal_group(process: anyio.abc.Process, number: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, number)
+
+
+async def _exited(process: anyio.abc.Process, seconds: float) -> bool:
+    """Whether the process exited within ``seconds`` (polled: ``wait()`` also waits for pipe EOF)."""
+    deadline = anyio.current_time() + seconds
+    while process.returncode is None:
+        if anyio.current_time() >= deadline:
+            return False
+        await anyio.sleep(_POLL_SECONDS)
+    return True
+
+
+class StdioTransport:
+    """One stdio server connection; :meth:`connect` yields the SDK's ``(read_stream, write_stream)``."""
+
+    def __init__(
+        self,
+        command: str,
+        args: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        errlog: TextIO,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
+    ) -> None:
+        self.environment = get_default_environment() | (env or {})
+        self.command = resolve_command(command, self.environment)
+        self.args = list(args)
+        self.cwd = cwd
+        self.errlog = errlog
+        self.max_message_bytes = max_message_bytes
+        self.failure: str | None = None
+        self.ignored = 0
+        self.hurry = False
+
+    def _note(self, text: str) -> None:
+        print(f"[ditto] {text}", file=self.errlog, flush=True)
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[tuple[Any, Any]]:
+        """Start the server; on exit stop it (stdin closed, then SIGTERM and SIGKILL to its group)."""
+        process = await anyio.open_process(
+            [self.command, *self.args],
+            env=self.environment,
+            cwd=self.cwd,
+            stderr=self.errlog,
+            start_new_session=True,
+        )
+        incoming, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        write_stream, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
+        writer_done = anyio.Event()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._read, process, incoming)
+                group.start_soon(self._write, process, outgoing, incoming, writer_done)
+                try:
+                    yield read_stream, write_stream
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self._shutdown(process, read_stream, write_stream, writer_done)
+                    group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._reap(process)
+                for stream in (read_stream, write_stream, incoming, outgoing):
+                    await stream.aclose()
+
+    async def _read(
+        self, process: anyio.abc.Process, incoming: MemoryObjectSendStream[SessionMessage | Exception]
+    ) -> None:
+        assert process.stdout is not None
+        buffer = b""
+        try:
+            async with incoming:
+                async for chunk in process.stdout:
+                    *lines, buffer = (buffer + chunk).split(b"\n")
+                    for line in lines:
+                        if not await self._deliver(line, incoming, process):
+                            return
+                    if len(buffer) > self.max_message_bytes:
+                        self._fail(process, f"the server sent a message over {self.max_message_bytes} bytes")
+                        return
+        except _STREAM_CLOSED:
+            await self._drain(process)
+
+    async def _deliver(
+        self,
+        line: bytes,
+        incoming: MemoryObjectSendStream[SessionMessage | Exception],
+        process: anyio.abc.Process,
+    ) -> bool:
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            return True
+        if len(line) > self.max_message_bytes:
+            self._fail(process, f"the server sent a message over {self.max_message_bytes} bytes")
+            return False
+        try:
+            message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValueError:
+            return self._unexpected(line, process)
+        await incoming.send(SessionMessage(message))
+        return True
+
+    def _unexpected(self, line: bytes, process: anyio.abc.Process) -> bool:
+        """Drop JSON that is not a JSON-RPC message (e.g. a response with a null id); anything that is not
+        JSON at all closes the connection. Returns whether the connection stays open."""
+        try:
+            json.loads(line)
+        except (ValueError, RecursionError):
+            self._fail(process, "the server wrote something that is not JSON (or nested too deep) to stdout")
+            return False
+        self.ignored += 1
+        if self.ignored <= _NOTED_IGNORED:
+            self._note("ignored a message from the server that is not valid JSON-RPC")
+        return True
+
+    def _fail(self, process: anyio.abc.Process, reason: str) -> None:
+        """Close the connection as a protocol error: the session sees EOF and the server is stopped."""
+        self.failure = reason
+        self._note(f"closing the connection: {reason}")
+        _signal_group(process, signal.SIGTERM)
+
+    async def _drain(self, process: anyio.abc.Process) -> None:
+        """Keep reading (and dropping) stdout, so a server blocked on a full pipe can still exit."""
+        assert process.stdout is not None
+        with suppress(*_STREAM_CLOSED, OSError):
+            async for _chunk in process.stdout:
+                pass
+
+    async def _write(
+        self,
+        process: anyio.abc.Process,
+        outgoing: MemoryObjectReceiveStream[SessionMessage],
+        incoming: MemoryObjectSendStream[SessionMessage | Exception],
+        done: anyio.Event,
+    ) -> None:
+        assert process.stdin is not None
+        try:
+            async with outgoing:
+                async for message in outgoing:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    await process.stdin.send(data.encode("utf-8"))
+        except (*_STREAM_CLOSED, OSError):
+            # The server stopped reading: end the session's read side so calls fail instead of hanging.
+            await incoming.aclose()
+        finally:
+            done.set()
+
+    async def _shutdown(
+        self,
+        process: anyio.abc.Process,
+        read_stream: MemoryObjectReceiveStream[SessionMessage | Exception],
+        write_stream: MemoryObjectSendStream[SessionMessage],
+        writer_done: anyio.Event,
+    ) -> None:
+        read_stream.close()
+        write_stream.close()
+        with anyio.move_on_after(0.5):
+            await writer_done.wait()
+        assert process.stdin is not None
+        with suppress(*_STREAM_CLOSED, OSError):
+            await process.stdin.aclose()
+        # A server stopped before it finished starting is not reading stdin yet: no grace for it.
+        if not self.hurry and await _exited(process, EXIT_GRACE_SECONDS):
+            return
+        _signal_group(process, signal.SIGTERM)
+        if not await _exited(process, EXIT_GRACE_SECONDS):
+            _signal_group(process, signal.SIGKILL)
+            await _exited(process, EXIT_GRACE_SECONDS)
+
+    async def _reap(self, process: anyio.abc.Process) -> None:
+        if process.returncode is None:
+            _signal_group(process, signal.SIGKILL)
+        with anyio.move_on_after(EXIT_GRACE_SECONDS):
+            await process.aclose()

@@ -1,0 +1,127 @@
+"""The ditto-tui application: its modes, global keys, styles, command palette and approval desk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from ditto_tui.sanitize import public_message_from_exception
+from ditto_tui.tui.approvals import ApprovalDesk
+from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RunBridge, RunSpec
+from ditto_tui.tui.screens.help import HelpScreen
+from ditto_tui.tui.screens.mcp import McpScreen
+from ditto_tui.tui.screens.run import RunScreen
+from ditto_tui.tui.screens.tools import ToolsScreen
+from ditto_tui.tui.widgets.inline import visible
+
+MODE_LABELS = {"run": "Run", "mcp": "MCP servers", "tools": "Tools"}
+"""Each mode's name in the footer and the command palette, in switching order."""
+
+
+@runtime_checkable
+class HasCommands(Protocol):
+    """A screen that offers its actions in the command palette."""
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        """The screen's actions as palette entries."""
+        ...
+
+
+class DittoApp(App[None]):
+    """One session over ``spec``: a mode per screen, approvals shown over whichever screen is open."""
+
+    TITLE = "ditto-tui"
+    CSS_PATH = "app.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f2", "switch_mode('run')", "Run"),
+        Binding("f3", "switch_mode('mcp')", "MCP"),
+        Binding("f4", "switch_mode('tools')", "Tools"),
+        Binding("q", "quit", "Quit"),
+        Binding("p", "approvals", "Approvals"),
+        Binding("f1", "help", "Help"),
+    ]
+
+    def __init__(self, spec: RunSpec, *, start: str | None = None) -> None:
+        super().__init__()
+        self.bridge = RunBridge(spec)
+        self.desk = ApprovalDesk(self, self.bridge)
+        self.start_mode = start or ("run" if spec.program is not None else "mcp")
+        self.mode_names = list(self.mode_screens())
+        for mode, screen in self.mode_screens().items():
+            self.add_mode(mode, screen)
+
+    def mode_screens(self) -> dict[str, Callable[[], Screen[Any]]]:
+        """The base screen of each mode; the Run screen exists only when there is a program to run."""
+        screens: dict[str, Callable[[], Screen[Any]]] = {}
+        if self.bridge.spec.program is not None:
+            screens["run"] = partial(RunScreen, self.bridge)
+        spec = self.bridge.spec
+        tools = tuple(spec.program.tools) if spec.program is not None else ()
+        screens["tools"] = partial(
+            ToolsScreen.for_session, spec.config, spec.workspace, tools, self.bridge.grants()
+        )
+        return screens
+
+    def on_mount(self) -> None:
+        self.bridge.connect(events=self, approvals=self)
+        self.open_session()
+        self.switch_mode(self.start_mode)
+
+    async def on_unmount(self) -> None:
+        await self.bridge.close()
+
+    @work(group="session", exit_on_error=False)
+    async def open_session(self) -> None:
+        """Open the session's runtime (sandbox, gate, MCP servers) and keep it open while the app runs."""
+        await self.bridge.serve()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Report a session or approval worker that failed, in one line."""
+        worker = event.worker
+        if event.state is WorkerState.ERROR and worker.error is not None and worker.group != "run":
+            message = public_message_from_exception(worker.error, workspace=self.bridge.spec.workspace)
+            self.notify(visible(message), title="Session error", severity="error", markup=False, timeout=10)
+
+    def on_approval_queued(self, message: ApprovalQueued) -> None:
+        """Show the new request (or queue it behind the open one)."""
+        self.desk.request_queued()
+        self.refresh_bindings()
+
+    def on_events_arrived(self, message: EventsArrived) -> None:
+        """Close an approval view whose request ended elsewhere."""
+        self.desk.events_arrived(message.events)
+        self.refresh_bindings()
+
+    def action_approvals(self) -> None:
+        """Show the pending approvals again (those set aside with "later" too)."""
+        self.desk.reopen()
+
+    def action_help(self) -> None:
+        """Show every key binding and what each screen does."""
+        self.push_screen(HelpScreen([RunScreen, McpScreen, ToolsScreen]))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Mode keys only for the modes this session has."""
+        if action == "switch_mode":
+            return parameters[0] in self.mode_names
+        if action == "approvals":
+            return bool(self.bridge.pending()) and self.desk.open is None
+        return True
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's entries, one per screen, then the open screen's own actions."""
+        yield from super().get_system_commands(screen)
+        for mode in self.mode_names:
+            label = MODE_LABELS.get(mode, mode)
+            yield SystemCommand(
+                f"{label} screen", f"Show the {label} screen", partial(self.switch_mode, mode)
+            )
+        if isinstance(screen, HasCommands):
+            yield from screen.palette_commands()

@@ -1,0 +1,75 @@
+"""The approval desk: pending requests shown one at a time over whatever screen is open, oldest first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from textual.app import App
+from textual.worker import Worker
+
+from ditto_tui.runtime import ApprovalResolved, ExecutionEvent
+from ditto_tui.supervise import ApprovalRequest
+from ditto_tui.tui.bridge import RunBridge
+from ditto_tui.tui.screens.approval import ApprovalModal
+
+_EXPIRED = {"timeout": "no decision in time (APPROVAL_TIMEOUT)", "cancelled": "the call was cancelled"}
+
+
+class ApprovalDesk:
+    """Opens the approval view for each request the bridge queues and hands the decision back.
+
+    A request that ends without a decision from the view (timeout, cancelled call) closes its view;
+    the next one opens. One the user sets aside ("later") stays pending and is shown again by
+    :meth:`reopen`. The open view always shows the whole queue.
+    """
+
+    def __init__(self, app: App[Any], bridge: RunBridge) -> None:
+        self.app = app
+        self.bridge = bridge
+        self.open: ApprovalModal | None = None
+        self.deferred: set[str] = set()
+        self._worker: Worker[None] | None = None
+
+    def reopen(self) -> None:
+        """Show the requests the user set aside with "later" again, oldest first."""
+        self.deferred.clear()
+        self.request_queued()
+
+    def request_queued(self) -> None:
+        """A request arrived: open the view, or add it to the queue the open view shows."""
+        if self.open is not None:
+            self.open.update_queue(self.bridge.pending())
+        if self._worker is None or self._worker.is_finished:
+            self._worker = self.app.run_worker(
+                self._answer(), name="approvals", group="approvals", exit_on_error=False
+            )
+
+    def events_arrived(self, events: Iterable[ExecutionEvent]) -> None:
+        """Close the open view if its request ended elsewhere; otherwise refresh its queue."""
+        view = self.open
+        if view is None:
+            return
+        for event in events:
+            if isinstance(event, ApprovalResolved) and event.request_id == view.request.request_id:
+                if event.decision in _EXPIRED:
+                    view.expire(_EXPIRED[event.decision])
+                return
+        view.update_queue(self.bridge.pending())
+
+    def _next(self) -> ApprovalRequest | None:
+        return next((r for r in self.bridge.pending() if r.request_id not in self.deferred), None)
+
+    async def _answer(self) -> None:
+        while (request := self._next()) is not None:
+            self.open = ApprovalModal(request, self.bridge)
+            try:
+                decision = await self.app.push_screen_wait(self.open)
+            finally:
+                self.open = None
+            if decision is None:
+                if any(r.request_id == request.request_id for r in self.bridge.pending()):
+                    self.deferred.add(request.request_id)
+            elif not self.bridge.resolve(request.request_id, decision):
+                self.app.notify("The decision came too late: the request had already ended.", markup=False)
+            self.app.refresh_bindings()

@@ -1,0 +1,222 @@
+"""Where the runtime meets Textual: events become one message per frame, approvals go to a screen."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual.message import Message
+from textual.message_pump import MessagePump
+
+from ditto_tui.config import RuntimeConfig
+from ditto_tui.headless import build_runtime
+from ditto_tui.program import Program
+from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, graph
+from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
+
+FRAME_SECONDS = 1 / 30
+"""How long events gather before the screen hears of them: one message per frame at most."""
+
+_BROWSE_ONLY = Program(
+    name="browse",
+    description="No graph: the session only serves the MCP and Tools screens.",
+    plan=graph("browse"),
+)
+
+
+class EventsArrived(Message):
+    """A frame's worth of execution events, in stream order."""
+
+    def __init__(self, events: tuple[ExecutionEvent, ...]) -> None:
+        super().__init__()
+        self.events = events
+
+
+class ApprovalQueued(Message):
+    """A call waits for a decision; answer it with :meth:`RunBridge.resolve`."""
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self.request = request
+
+
+class EventPump:
+    """A runtime subscriber that coalesces events: at most one :class:`EventsArrived` per frame.
+
+    The first event after a flush schedules the next flush one frame later; everything that arrives
+    meanwhile rides along. ``run_finished`` flushes at once, so the end of a run is never held back.
+    """
+
+    def __init__(self, target: MessagePump | None = None, frame: float = FRAME_SECONDS) -> None:
+        self.target = target
+        self.frame = frame
+        self._queue: deque[ExecutionEvent] = deque()
+        self._scheduled: asyncio.TimerHandle | None = None
+
+    def __call__(self, event: ExecutionEvent) -> None:
+        self._queue.append(event)
+        if event.kind == "run_finished":
+            self.flush()
+        elif self._scheduled is None:
+            self._scheduled = asyncio.get_running_loop().call_later(self.frame, self.flush)
+
+    def flush(self) -> None:
+        """Post everything gathered so far as one message (nothing when empty or detached)."""
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+        if not self._queue or self.target is None:
+            return
+        batch = tuple(self._queue)
+        self._queue.clear()
+        self.target.post_message(EventsArrived(batch))
+
+    def close(self) -> None:
+        """Stop: drop what is queued and cancel the pending flush."""
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+        self._queue.clear()
+        self.target = None
+
+
+class ScreenApprover(QueueApprover):
+    """The TUI's approver: requests queue up and the screen is told; a person answers each one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.target: MessagePump | None = None
+        self.on_request(self._announce)
+
+    def _announce(self, request: ApprovalRequest) -> None:
+        if self.target is not None:
+            self.target.post_message(ApprovalQueued(request))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSpec:
+    """What the session opens: the config and workspace, and the graph file to run (None: browse only)."""
+
+    config: RuntimeConfig
+    workspace: Path
+    program: Program | None = None
+
+
+class RunBridge:
+    """One session: a runtime kept open for every screen, the program run on it, events and decisions.
+
+    :meth:`serve` opens the runtime with the same :func:`ditto_tui.headless.build_runtime` as headless
+    runs (same sandbox, gate and events) and keeps it open until :meth:`close`; :meth:`run` runs the
+    program on it. Events go to one target (the Run screen, else the app), approval requests to the app.
+    """
+
+    def __init__(self, spec: RunSpec) -> None:
+        self.spec = spec
+        self.pump = EventPump()
+        self.approver = ScreenApprover()
+        self.runtime: Runtime | None = None
+        self.gate: ApprovalGate | None = None
+        self._opened: asyncio.Future[Runtime] | None = None
+        self._closing: asyncio.Event | None = None
+        self._closed: asyncio.Event | None = None
+
+    def connect(self, *, events: MessagePump, approvals: MessagePump | None = None) -> None:
+        """Send events to ``events`` and approval requests to ``approvals`` from now on."""
+        self.pump.target = events
+        if approvals is not None:
+            self.approver.target = approvals
+
+    async def serve(self) -> None:
+        """Open the session's runtime and hold it open until :meth:`close` (or cancellation)."""
+        opened = self._future()
+        self._closing, self._closed = asyncio.Event(), asyncio.Event()
+        try:
+            program = self.spec.program or _BROWSE_ONLY
+            runtime, gate = build_runtime(program, self.spec.config, self.spec.workspace, self.approver)
+            self.runtime, self.gate = runtime, gate
+            unsubscribe = runtime.subscribe(self.pump)
+            try:
+                async with runtime:
+                    opened.set_result(runtime)
+                    await self._closing.wait()
+            finally:
+                unsubscribe()
+                self.pump.flush()
+        except Exception as exc:
+            if not opened.done():
+                opened.set_exception(exc)
+            raise
+        finally:
+            if not opened.done():
+                opened.cancel()
+            self._closed.set()
+
+    async def run(self) -> Any:
+        """Run the program on the session's runtime; returns its outputs (graph) or final state (loop)."""
+        program = self.spec.program
+        if program is None:
+            raise RuntimeError("this session has no program to run")
+        runtime = await self._future()
+        if isinstance(program.plan, Graph):
+            return await runtime.run(program.plan, program.initial)
+        return await runtime.loop(program.plan, program.initial)
+
+    async def close(self) -> None:
+        """Close the runtime (and everything it opened) and wait until it is closed."""
+        if self._closing is None or self._closed is None:
+            return
+        self._closing.set()
+        await self._closed.wait()
+        self.pump.close()
+
+    def _future(self) -> asyncio.Future[Runtime]:
+        if self._opened is None:
+            self._opened = asyncio.get_running_loop().create_future()
+        return self._opened
+
+    # -- what the screens ask ---------------------------------------------------------------------------
+
+    def pending(self) -> list[ApprovalRequest]:
+        """Every request waiting for a decision, oldest first."""
+        return self.approver.pending()
+
+    def resolve(self, request_id: str, decision: ApprovalDecision) -> bool:
+        """Answer a request; False when it is no longer pending (timed out, cancelled, answered)."""
+        return self.approver.resolve(request_id, decision)
+
+    def withdraw(self, request_id: str) -> bool:
+        """Cancel a pending request: its call ends ``cancelled`` and never executes."""
+        return self.gate is not None and self.gate.withdraw(request_id)
+
+    def check_arguments(self, request_id: str, arguments: Mapping[str, Any]) -> None:
+        """Validate edited arguments as approving them would; raises ``ValidationError`` if refused."""
+        if self.gate is None:
+            raise RuntimeError("the run has not started")
+        self.gate.check_arguments(request_id, arguments)
+
+    def cancel_call(self, execution_id: str) -> bool:
+        """Cancel one running call (a pending approval of it ends ``cancelled``)."""
+        return self.runtime is not None and self.runtime.cancel_call(execution_id)
+
+    def grants(self) -> list[str]:
+        """Tools approved "always" in this session."""
+        return self.gate.always_approved() if self.gate is not None else []
+
+    def revoke(self, tool: str) -> bool:
+        """Withdraw the "always" grant of ``tool``."""
+        return self.gate is not None and self.gate.revoke(tool)
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds a request may wait before it ends as ``APPROVAL_TIMEOUT`` (None: no limit)."""
+        return self.gate.timeout if self.gate is not None else self.spec.config.approval.timeout_seconds
+
+    def read_text(self, path: str) -> str:
+        """Read a workspace file through the run's sandbox (its path rules and permissions)."""
+        if self.runtime is None:
+            raise RuntimeError("the run has not started")
+        return self.runtime.services.sandbox.read_text(path)

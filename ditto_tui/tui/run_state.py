@@ -1,0 +1,356 @@
+"""What the Run screen shows, folded from execution events: node states, timeline entries and counts."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ditto_tui.runtime import ExecutionEvent
+
+NodeState = Literal["pending", "running", "awaiting", "succeeded", "failed", "skipped"]
+NODE_STATES: tuple[NodeState, ...] = ("pending", "running", "awaiting", "succeeded", "failed", "skipped")
+GLYPHS: Mapping[NodeState, str] = {
+    "pending": "○",
+    "running": "◐",
+    "awaiting": "⏸",
+    "succeeded": "✓",
+    "failed": "✗",
+    "skipped": "–",
+}
+RunPhase = Literal["starting", "running", "succeeded", "failed", "cancelled"]
+EntryKind = Literal["run", "iteration", "call", "mcp", "observation", "output", "node", "approval", "event"]
+
+SUMMARY_CHARS = 160
+_VALUE_CHARS = 48
+_OK = frozenset({"success", "accepted"})
+_DECISIONS = {
+    "approve": "approved",
+    "approve_always": "always",
+    "deny": "denied",
+    "timeout": "timed out",
+    "cancelled": "cancelled",
+}
+
+
+@dataclass(eq=False)
+class Entry:
+    """One timeline row: a call, an observation, an output, an approval or a run-level event.
+
+    ``version`` grows with every change so a widget can cache what it drew; ``events`` holds every
+    event the row was built from, for the detail pane.
+    """
+
+    index: int
+    kind: EntryKind
+    at: float
+    title: str
+    summary: str = ""
+    status: str = ""
+    node_id: str | None = None
+    execution_id: str | None = None
+    duration_ms: float | None = None
+    version: int = 0
+    events: list[ExecutionEvent] = field(default_factory=list)
+
+    def update(self, event: ExecutionEvent, **changes: Any) -> None:
+        """Record ``event`` and apply ``changes`` to the row."""
+        for name, value in changes.items():
+            setattr(self, name, value)
+        self.events.append(event)
+        self.version += 1
+
+
+@dataclass(eq=False)
+class NodeView:
+    """One node of the plan as drawn: its state, timing, how often it ran and its latest timeline row."""
+
+    id: str
+    type: str
+    deps: tuple[str, ...] = ()
+    state: NodeState = "pending"
+    started_at: float | None = None
+    duration_ms: float | None = None
+    runs: int = 0
+    execution_id: str | None = None
+    entry: Entry | None = None
+
+
+def field_of(value: Any, name: str) -> Any:
+    """``value.name`` for an object; ``value[name]`` (or its camelCase spelling) for a mapping."""
+    if isinstance(value, Mapping):
+        if name in value:
+            return value[name]
+        head, *rest = name.split("_")
+        return value.get(head + "".join(part.title() for part in rest))
+    return getattr(value, name, None)
+
+
+def short_json(value: Any, limit: int = _VALUE_CHARS) -> str:
+    """A one-line JSON rendering of ``value`` cut to ``limit`` characters (with ``…`` when cut)."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    try:
+        text = json.dumps(plain(value), ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def arguments_summary(arguments: Any) -> str:
+    """``key=value`` pairs of a call's arguments, each value cut short."""
+    if not isinstance(arguments, Mapping):
+        return short_json(arguments)
+    text = ", ".join(f"{key}={short_json(value)}" for key, value in arguments.items())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON data: contracts in their wire form, other models dumped, the rest as is."""
+    if hasattr(value, "to_wire"):
+        return value.to_wire()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, Mapping):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
+
+
+def content_summary(content: Any) -> str:
+    """A one-line summary of message content: its text, or its parts."""
+    if isinstance(content, str):
+        return short_json(content, SUMMARY_CHARS)
+    if isinstance(content, list | tuple):
+        texts = [field_of(part, "text") for part in content if field_of(part, "type") == "text"]
+        if texts and all(isinstance(text, str) for text in texts):
+            return short_json(" ".join(texts), SUMMARY_CHARS)
+    return short_json(content, SUMMARY_CHARS)
+
+
+def outcome_status(output: Any) -> str:
+    """The status an output reports (``success``, ``failed``, ``accepted``…), or ``done`` when none."""
+    result = field_of(output, "result") if field_of(output, "operation") == "invoke" else output
+    status = field_of(result, "status")
+    return status if isinstance(status, str) else "done"
+
+
+class RunModel:
+    """The state of one supervised run, folded from events with :meth:`apply`."""
+
+    def __init__(self) -> None:
+        self.plan = ""
+        self.plan_kind = ""
+        self.phase: RunPhase = "starting"
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self.error: str | None = None
+        self.iteration: int | None = None
+        self.max_iterations: int | None = None
+        self.nodes: dict[str, NodeView] = {}
+        self.entries: list[Entry] = []
+        self.pending_approvals: dict[str, Entry] = {}
+        self.layout_version = 0
+        self._calls: dict[str, Entry] = {}
+        self._handlers: dict[str, Callable[[Any], None]] = {
+            "run_started": self._run_started,
+            "node_started": self._node_started,
+            "node_finished": self._node_finished,
+            "node_failed": self._node_failed,
+            "node_skipped": self._node_skipped,
+            "loop_iteration": self._loop_iteration,
+            "approval_requested": self._approval_requested,
+            "approval_resolved": self._approval_resolved,
+            "run_finished": self._run_finished,
+            "custom": self._custom,
+        }
+
+    # -- reading ----------------------------------------------------------------------------------------
+
+    def counts(self) -> Counter[NodeState]:
+        """How many nodes are in each state."""
+        return Counter(node.state for node in self.nodes.values())
+
+    def elapsed(self, now: float) -> float:
+        """Seconds since the run started, up to its end (0 before it starts)."""
+        if self.started_at is None:
+            return 0.0
+        return max(0.0, (self.finished_at or now) - self.started_at)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run ended (succeeded, failed or cancelled)."""
+        return self.phase in ("succeeded", "failed", "cancelled")
+
+    # -- folding ----------------------------------------------------------------------------------------
+
+    def apply(self, events: Iterable[ExecutionEvent]) -> None:
+        """Fold ``events`` (in stream order) into the state."""
+        handlers = self._handlers
+        for event in events:
+            handler = handlers.get(event.kind)
+            if handler is not None:
+                handler(event)
+
+    def _add(self, kind: EntryKind, event: ExecutionEvent, title: str, **fields: Any) -> Entry:
+        entry = Entry(index=len(self.entries), kind=kind, at=event.at, title=title, events=[event], **fields)
+        self.entries.append(entry)
+        return entry
+
+    def _node(self, node_id: str, node_type: str) -> NodeView:
+        node = self.nodes.get(node_id)
+        if node is None:
+            caller = node_id.rpartition("/")[0]
+            deps = (caller,) if caller in self.nodes else ()
+            node = self.nodes[node_id] = NodeView(id=node_id, type=node_type, deps=deps)
+            self.layout_version += 1
+        return node
+
+    def _run_started(self, event: Any) -> None:
+        self.plan, self.plan_kind, self.phase = event.plan, event.plan_kind, "running"
+        self.started_at, self.max_iterations = event.at, event.max_iterations
+        self.nodes = {info.id: NodeView(id=info.id, type=info.type, deps=info.deps) for info in event.nodes}
+        self.layout_version += 1
+        count = len(event.nodes)
+        self._add(
+            "run", event, f"run {event.plan}", summary=f"{event.plan_kind}, {count} nodes", status="running"
+        )
+
+    def _loop_iteration(self, event: Any) -> None:
+        self.iteration = event.iteration
+        for node in self.nodes.values():
+            node.state, node.duration_ms = "pending", None
+        title = f"iteration {event.iteration}/{event.max_iterations}"
+        self._add("iteration", event, title, status="running")
+
+    def _node_started(self, event: Any) -> None:
+        node = self._node(event.node_id, event.node_type)
+        node.state, node.started_at, node.duration_ms = "running", event.at, None
+        node.runs += 1
+        node.execution_id = event.execution_id
+        kind, title, summary = _describe_input(event.node_type, event.input)
+        entry = self._add(
+            kind,
+            event,
+            title,
+            summary=summary,
+            status="running",
+            node_id=event.node_id,
+            execution_id=event.execution_id,
+        )
+        node.entry = self._calls[event.execution_id] = entry
+
+    def _node_finished(self, event: Any) -> None:
+        node = self._node(event.node_id, event.node_type)
+        status = outcome_status(event.output)
+        node.state = "succeeded" if status in _OK or status == "done" else "failed"
+        node.duration_ms = event.duration_ms
+        entry = self._calls.pop(event.execution_id, None)
+        if entry is not None:
+            summary = _describe_output(entry, event.output)
+            entry.update(event, status=status, duration_ms=event.duration_ms, summary=summary)
+
+    def _node_failed(self, event: Any) -> None:
+        node = self._node(event.node_id, event.node_type)
+        node.state, node.duration_ms = "failed", event.duration_ms
+        entry = self._calls.pop(event.execution_id, None)
+        status = "cancelled" if event.cancelled else "error"
+        if entry is not None:
+            entry.update(event, status=status, duration_ms=event.duration_ms, summary=event.error)
+
+    def _node_skipped(self, event: Any) -> None:
+        node = self._node(event.node_id, event.node_type)
+        node.state = "skipped"
+        node.entry = self._add(
+            "node", event, event.node_type, summary=event.reason, status="skipped", node_id=event.node_id
+        )
+
+    def _approval_requested(self, event: Any) -> None:
+        node = self.nodes.get(event.node_id) if event.node_id else None
+        if node is not None:
+            node.state = "awaiting"
+        rule = f"rule {event.rule}" if event.rule else "the tool asks"
+        summary = f"{rule}; {arguments_summary(event.arguments)}"
+        entry = self._add(
+            "approval", event, event.tool, summary=summary, status="pending", node_id=event.node_id
+        )
+        self.pending_approvals[event.request_id] = entry
+
+    def _approval_resolved(self, event: Any) -> None:
+        entry = self.pending_approvals.pop(event.request_id, None)
+        if entry is None:
+            return
+        status = _DECISIONS.get(event.decision, event.decision) + (" ✎" if event.edited else "")
+        summary = f"{status}: {event.reason}" if event.reason else entry.summary
+        entry.update(event, status=status, summary=summary, duration_ms=(event.at - entry.at) * 1000)
+        node = self.nodes.get(entry.node_id) if entry.node_id else None
+        if node is not None and node.state == "awaiting":
+            node.state = "running"
+
+    def _run_finished(self, event: Any) -> None:
+        self.phase, self.finished_at, self.error = event.status, event.at, event.error
+        summary = event.error or (f"node {event.failed_node!r} failed" if event.failed_node else "")
+        self._add("run", event, f"run {self.plan}", summary=summary, status=event.status)
+        if self.entries:
+            first = self.entries[0]
+            if first.kind == "run" and first.status == "running":
+                first.update(event, status=event.status, duration_ms=event.duration_ms)
+        if event.status != "succeeded":
+            for node in self.nodes.values():
+                if node.state in ("running", "awaiting"):
+                    node.state = "failed"
+
+    def _custom(self, event: Any) -> None:
+        self._add("event", event, event.name, summary=short_json(event.data, SUMMARY_CHARS), status="")
+
+
+def _describe_input(node_type: str, input: Any) -> tuple[EntryKind, str, str]:
+    """The kind, title and summary of the row a node's input starts."""
+    if node_type == "INTERACTION.ACT.TOOL":
+        call = field_of(input, "call")
+        return "call", str(field_of(call, "name")), arguments_summary(field_of(call, "arguments"))
+    if node_type == "INTERACTION.ACT.MCP":
+        if field_of(input, "operation") == "invoke":
+            call = field_of(input, "call")
+            title = f"{field_of(input, 'server')}:{field_of(call, 'name')}"
+            return "mcp", title, arguments_summary(field_of(call, "arguments"))
+        servers = field_of(input, "servers")
+        return "mcp", "mcp discover", ", ".join(map(str, servers)) if servers else "every server"
+    if node_type == "INTERACTION.OBSERVE":
+        result = field_of(input, "result")
+        return "observation", "observe", f"{field_of(result, 'source')} {field_of(result, 'call_id')}"
+    if node_type == "INTERACTION.OUTPUT":
+        return "output", "output", f"delivery {short_json(field_of(input, 'delivery_id'))}"
+    return "node", node_type, short_json(input, SUMMARY_CHARS)
+
+
+def _describe_output(entry: Entry, output: Any) -> str:
+    """The summary a finished row shows: what came back, or the start summary when nothing better."""
+    error = field_of(field_of(output, "result") or output, "error")
+    if error is not None:
+        return f"{field_of(error, 'code')}: {field_of(error, 'message')}"
+    if entry.kind == "observation":
+        return content_summary(field_of(field_of(output, "message"), "content"))
+    if entry.kind == "output":
+        artifacts = field_of(output, "artifacts") or ()
+        return f"receipt {field_of(output, 'delivery_id')}, {len(artifacts)} artifacts"
+    if entry.kind == "mcp" and field_of(output, "operation") == "discover":
+        return f"{len(field_of(output, 'capabilities') or ())} capabilities"
+    if entry.kind == "call":
+        content = field_of(output, "content")
+        if content is not None:
+            return f"{entry.summary} → {content_summary(content)}"
+    return entry.summary
+
+
+def format_seconds(seconds: float) -> str:
+    """A short duration: ``850ms``, ``4.2s``, ``3m05s``."""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s"

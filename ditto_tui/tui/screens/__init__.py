@@ -1,0 +1,1 @@
+"""The screens of the ditto-tui application, one per module with a sibling .tcss."""

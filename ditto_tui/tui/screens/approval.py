@@ -1,0 +1,303 @@
+"""The approval view: one call that waits for a decision, shown in full, answered with single keys."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal, Protocol
+
+from rich.text import Text
+from textual import getters, on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input, Static
+
+from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
+from ditto_tui.tui import clock
+from ditto_tui.tui.text import untrusted_json
+from ditto_tui.tui.widgets.diff import file_write, write_diff
+from ditto_tui.tui.widgets.inline import one_line
+from ditto_tui.tui.widgets.schema_form import SchemaForm
+
+ARM_SECONDS = 0.5
+"""Decision keys do nothing for this long after the view opens, so type-ahead cannot approve."""
+
+Mode = Literal["review", "deny", "edit", "edited"]
+_DECISION_ACTIONS = frozenset({"approve", "approve_always", "deny", "edit", "withdraw"})
+
+
+class ApprovalBackend(Protocol):
+    """What the view needs from the run: the queue, checks, the current file, and withdrawal."""
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds a request may wait before it ends as ``APPROVAL_TIMEOUT``."""
+        ...
+
+    def pending(self) -> list[ApprovalRequest]:
+        """Requests waiting for a decision, oldest first."""
+        ...
+
+    def check_arguments(self, request_id: str, arguments: Mapping[str, Any]) -> None:
+        """Raise ``ValidationError`` if approving ``arguments`` would be refused."""
+        ...
+
+    def read_text(self, path: str) -> str:
+        """Read a workspace file through the sandbox."""
+        ...
+
+    def withdraw(self, request_id: str) -> bool:
+        """Cancel the request: its call ends ``cancelled``."""
+        ...
+
+
+class ApprovalModal(ModalScreen[ApprovalDecision | None]):
+    """Tool, description, effects, rule, node, the exact arguments and, for a file write, the diff.
+
+    Dismisses with the decision, or with ``None`` when there is none: set aside for later, withdrawn,
+    timed out or cancelled with its call. Keys work only after :data:`ARM_SECONDS`; Enter never approves.
+    """
+
+    CSS_PATH = "approval.tcss"
+    AUTO_FOCUS = "#body"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "approve", "Approve once"),
+        Binding("a", "approve_edited", "Approve edited"),
+        Binding("s", "approve_always", "Approve always"),
+        Binding("d", "deny", "Deny…"),
+        Binding("e", "edit", "Edit arguments…"),
+        Binding("c", "withdraw", "Cancel call"),
+        Binding("ctrl+s", "check_edit", "Check edit"),
+        Binding("escape", "later", "Later"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    heading = getters.query_one("#heading", Static)
+    facts = getters.query_one("#facts", Static)
+    queue = getters.query_one("#queue", Static)
+    countdown = getters.query_one("#countdown", Static)
+    arguments_view = getters.query_one("#arguments", Static)
+    diff_view = getters.query_one("#diff", Static)
+    reason = getters.query_one("#reason", Input)
+    editor_box = getters.query_one("#editor", Vertical)
+    body = getters.query_one("#body", VerticalScroll)
+
+    def __init__(self, request: ApprovalRequest, backend: ApprovalBackend) -> None:
+        super().__init__()
+        self.request = request
+        self.backend = backend
+        self.armed = False
+        self.mode: Mode = "review"
+        self.edited: dict[str, Any] | None = None
+        self._answered = False
+
+    # -- layout -----------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(id="heading")
+            yield Static(id="facts")
+            yield Static(id="countdown")
+            yield Static(id="queue")
+            with VerticalScroll(id="body"):
+                yield Static(id="arguments")
+                yield Static(id="diff")
+            yield Input(placeholder="Why is it denied? (sent back to the graph; Enter denies)", id="reason")
+            yield Vertical(id="editor")
+            yield Static(id="hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        request = self.request
+        title = Text.assemble(("Approve ", "bold"), one_line(request.tool, style="bold reverse"), " ?")
+        if request.server:
+            title.append_text(Text.assemble("  on MCP server ", one_line(request.server, style="bold")))
+        self.heading.update(title)
+        self.facts.update(self._facts())
+        self._show_arguments(dict(request.arguments))
+        self._show_queue(self.backend.pending())
+        self._tick()
+        if self.backend.timeout is not None:
+            self.set_interval(1.0, self._tick)
+        self.set_timer(ARM_SECONDS, self.arm)
+        self._set_mode("review")
+
+    def _facts(self) -> Text:
+        request = self.request
+        effects = ", ".join(request.effects) if request.effects else "none declared"
+        rule = f"rule {request.rule}" if request.rule else "the tool requires approval"
+        lines = [
+            Text.assemble(("Description  ", "dim"), one_line(request.description or "(none)")),
+            Text.assemble(("Effects      ", "dim"), (effects, "bold yellow" if request.effects else "")),
+            Text.assemble(("Asked by     ", "dim"), one_line(rule)),
+            Text.assemble(
+                ("Node         ", "dim"),
+                one_line(request.node_id or "(direct call)"),
+                ("   call ", "dim"),
+                one_line(request.call.id),
+            ),
+            Text.assemble(("Arguments    ", "dim"), f"sha256 {request.arguments_digest[:16]}…"),
+        ]
+        return Text("\n").join(lines)
+
+    def _show_arguments(self, arguments: dict[str, Any]) -> None:
+        label = (
+            "Edited arguments (checked)" if self.edited is not None else "Arguments, exactly as they will run"
+        )
+        self.arguments_view.update(Text.assemble((label + "\n", "bold underline"), untrusted_json(arguments)))
+        write = file_write(self.request.effects, arguments)
+        self.diff_view.display = write is not None
+        if write is not None:
+            self.diff_view.update(write_diff(write, self.backend.read_text))
+
+    # -- attributes down --------------------------------------------------------------------------------
+
+    def update_queue(self, pending: Sequence[ApprovalRequest]) -> None:
+        """Show the pending requests, this one marked (nothing before it opens or once it closed)."""
+        if not self._answered and self.is_mounted:
+            self._show_queue(pending)
+
+    def _show_queue(self, pending: Sequence[ApprovalRequest]) -> None:
+        others = [request for request in pending if request.request_id != self.request.request_id]
+        text = Text(f"Queue: {len(others) + 1} pending  ", style="bold")
+        text.append("▶ ")
+        text.append_text(one_line(f"{self.request.tool} ({self.request.call.id})", style="reverse"))
+        for request in others:
+            text.append(" · ")
+            text.append_text(one_line(f"{request.tool} ({request.call.id})"))
+        self.queue.update(text)
+
+    def expire(self, why: str) -> None:
+        """The request ended without a decision from here (timeout, cancellation): close."""
+        if self._answered:
+            return
+        self.notify(f"Approval closed: {why}", title="Approval", severity="warning", markup=False)
+        self._close(None)
+
+    # -- modes and keys ---------------------------------------------------------------------------------
+
+    def arm(self) -> None:
+        """Enable the decision keys (done :data:`ARM_SECONDS` after the view opens)."""
+        self.armed = True
+        self.refresh_bindings()
+
+    def _tick(self) -> None:
+        timeout = self.backend.timeout
+        if timeout is None:
+            self.countdown.display = False
+            return
+        left = max(0, int(self.request.requested_at + timeout - clock.now() + 0.999))
+        self.countdown.update(Text(f"Times out in {left} s: then the call fails with APPROVAL_TIMEOUT"))
+
+    def _set_mode(self, mode: Mode) -> None:
+        self.mode = mode
+        self.reason.display = mode == "deny"
+        self.editor_box.display = mode == "edit"
+        hints = {
+            "review": "Read the arguments (scroll with the arrow keys), then decide with a key below.",
+            "deny": "Type the reason, Enter denies. Escape goes back.",
+            "edit": "Edit, then ctrl+s checks them with the tool's own validation. Escape goes back.",
+            "edited": "The edited arguments passed the tool's checks: a approves them as shown.",
+        }
+        self.query_one("#hint", Static).update(Text(hints[mode], style="italic"))
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Decision keys are greyed out until armed, and each mode shows only its own keys."""
+        allowed = {
+            "review": {"approve", "approve_always", "deny", "edit", "withdraw", "later"},
+            "deny": {"back"},
+            "edit": {"check_edit", "back"},
+            "edited": {"approve_edited", "deny", "edit", "withdraw", "back"},
+        }[self.mode]
+        if (
+            action in _DECISION_ACTIONS | {"approve_edited", "check_edit", "back", "later"}
+            and action not in allowed
+        ):
+            return False
+        if action in _DECISION_ACTIONS | {"approve_edited"} and not self.armed:
+            return None
+        return True
+
+    def _close(self, decision: ApprovalDecision | None) -> None:
+        if not self._answered:
+            self._answered = True
+            self.dismiss(decision)
+
+    def action_approve(self) -> None:
+        """Approve this call once, with the arguments shown."""
+        self._close(ApprovalDecision(kind="approve"))
+
+    def action_approve_always(self) -> None:
+        """Approve this call and every later call of this tool in this session."""
+        self._close(ApprovalDecision(kind="approve_always"))
+
+    def action_approve_edited(self) -> None:
+        """Approve once with the checked, edited arguments."""
+        if self.edited is not None:
+            self._close(ApprovalDecision(kind="approve", arguments=self.edited))
+
+    def action_deny(self) -> None:
+        """Ask for the reason of the denial."""
+        self._set_mode("deny")
+        self.reason.focus()
+
+    @on(Input.Submitted, "#reason")
+    def deny_with_reason(self, event: Input.Submitted) -> None:
+        """Deny with the typed reason."""
+        event.stop()
+        if self.mode == "deny" and self.armed:
+            reason = event.value.strip() or "Denied by the user"
+            self._close(ApprovalDecision(kind="deny", reason=reason))
+
+    def action_later(self) -> None:
+        """Set the request aside undecided: it stays pending (``p`` on any screen shows it again)."""
+        self._close(None)
+
+    def action_withdraw(self) -> None:
+        """Cancel the call: it ends ``cancelled`` and never runs."""
+        self.backend.withdraw(self.request.request_id)
+        self._close(None)
+
+    async def action_edit(self) -> None:
+        """Edit the arguments in a form built from the tool's input schema (JSON editor fallback)."""
+        await self.editor_box.remove_children()
+        form = SchemaForm(
+            self.request.input_schema,
+            value=self.edited if self.edited is not None else dict(self.request.arguments),
+            validate=self._check,
+            submit_on_enter=False,
+            id="form",
+        )
+        await self.editor_box.mount(form)
+        self._set_mode("edit")
+        self.call_after_refresh(self._focus_editor)
+
+    def _focus_editor(self) -> None:
+        focusable = [widget for widget in self.editor_box.query("*") if widget.focusable]
+        if focusable:
+            focusable[0].focus()
+
+    def _check(self, arguments: Mapping[str, Any]) -> None:
+        self.backend.check_arguments(self.request.request_id, arguments)
+
+    def action_check_edit(self) -> None:
+        """Check the edited arguments; when they pass, show them and allow "approve edited"."""
+        self.query_one("#form", SchemaForm).submit()
+
+    @on(SchemaForm.Submitted)
+    def edit_checked(self, event: SchemaForm.Submitted) -> None:
+        """The edit passed the schema and the tool's own validation."""
+        event.stop()
+        self.edited = event.arguments
+        self._show_arguments(event.arguments)
+        self._set_mode("edited")
+        self.body.focus()
+
+    def action_back(self) -> None:
+        """Leave the reason or the editor and return to the call as it was asked."""
+        self.edited = None
+        self._show_arguments(dict(self.request.arguments))
+        self._set_mode("review")
+        self.body.focus()

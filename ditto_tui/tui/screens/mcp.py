@@ -1,0 +1,570 @@
+"""The MCP browser: servers and their state, each server's tools, definition changes, and invoking a tool."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import getters, on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Static, TabbedContent, TabPane, Tree
+from textual.widgets.tree import TreeNode
+from textual.worker import Worker, WorkerState
+
+from ditto_tui.contracts import McpCapability, Observation
+from ditto_tui.errors import DittoError
+from ditto_tui.interaction.mcp.drift import McpToolChange, McpToolsChanged
+from ditto_tui.interaction.mcp.status import McpServerStatus
+from ditto_tui.sanitize import public_message_from_exception
+from ditto_tui.supervise import Verdict
+from ditto_tui.tui.mcp_source import McpSource, ServerView
+from ditto_tui.tui.text import render_untrusted, untrusted_json
+from ditto_tui.tui.widgets.schema_form import SchemaForm
+
+__all__ = ["McpCommands", "McpScreen", "NodeRef"]
+
+NodeRef = tuple[str, str | None]
+"""What a tree node stands for: ``(server, None)`` or ``(server, tool)``."""
+
+_STATE_GLYPHS = {
+    "connected": ("●", "green"),
+    "connecting": ("◌", "yellow"),
+    "failed": ("✗", "red"),
+    "disconnected": ("✗", "red"),
+    "denied": ("⊘", "red"),
+    "closed": ("–", "dim"),
+    "disabled": ("○", "dim"),
+    "not started": ("?", "yellow"),
+}
+_DECISION_STYLES = {"allow": "green", "ask": "yellow", "deny": "red"}
+_HINTS = (
+    ("readOnlyHint", "read-only"),
+    ("destructiveHint", "destructive"),
+    ("idempotentHint", "idempotent"),
+    ("openWorldHint", "open-world"),
+)
+
+
+class ToolsChanged(Message):
+    """A server's tool list changed (a notification or a new discovery)."""
+
+    def __init__(self, change: McpToolsChanged) -> None:
+        super().__init__()
+        self.change = change
+
+
+class ServerStatusChanged(Message):
+    """A server's connection state changed."""
+
+    def __init__(self, status: McpServerStatus) -> None:
+        super().__init__()
+        self.status = status
+
+
+# --- what is shown -------------------------------------------------------------------------------------
+
+
+def _state_text(server: ServerView) -> Text:
+    state = server.state if server.permitted or server.state != "connected" else "denied"
+    glyph, style = _STATE_GLYPHS[state]
+    return Text(f"{glyph} {state}", style=style)
+
+
+def _server_label(server: ServerView, changed: int) -> Text:
+    label = render_untrusted(server.name, newlines="visible", style="bold")
+    label.append("  ")
+    label.append_text(_state_text(server))
+    if changed:
+        label.append(f"  ⚠ {changed} changed", style="bold yellow")
+    return label
+
+
+def _hints(capability: McpCapability) -> list[str]:
+    annotations = capability.annotations or {}
+    return [label for key, label in _HINTS if annotations.get(key) is True]
+
+
+def _tool_label(capability: McpCapability, verdict: Verdict, changed: bool) -> Text:
+    label = Text("⚠ ", style="bold yellow") if changed else Text()
+    label.append_text(render_untrusted(capability.name, newlines="visible"))
+    label.append("  ")
+    label.append(verdict.decision, style=_DECISION_STYLES[verdict.decision])
+    for hint in _hints(capability):
+        if hint in ("read-only", "destructive"):
+            label.append(f"  {hint}", style="red" if hint == "destructive" else "dim")
+    return label
+
+
+def _line(text: Text, label: str, value: Text | str) -> None:
+    text.append(f"{label}: ", style="bold")
+    text.append_text(value if isinstance(value, Text) else render_untrusted(value))
+    text.append("\n")
+
+
+def server_detail(
+    server: ServerView, limits: tuple[int, int], error: str | None, log_tail: str | None
+) -> Text:
+    """Everything about one server: state, transport, permission, figures, and why it failed."""
+    text = render_untrusted(server.name, newlines="visible", style="bold")
+    text.append("\n\n")
+    _line(text, "state", _state_text(server))
+    _line(text, "transport", server.transport)
+    if server.permitted:
+        _line(text, "sandbox", Text("✓ permitted", style="green"))
+    else:
+        _line(text, "sandbox", Text("⊘ denied: add the server to sandbox.mcp to use it", style="red"))
+    if server.server_info or server.protocol_version:
+        _line(text, "server", f"{server.server_info or '?'} (protocol {server.protocol_version or '?'})")
+    pages = "?" if server.pages is None else str(server.pages)
+    tools = "?" if server.tools is None else str(server.tools)
+    _line(
+        text,
+        "discovery",
+        f"{pages} pages, {tools} tools (limits per discovery: {limits[0]} pages, {limits[1]} tools)",
+    )
+    for problem in (server.error, error):
+        if problem:
+            _line(text, "error", Text.assemble(render_untrusted(problem, newlines="visible"), style="red"))
+    if log_tail:
+        text.append("\nlog (last lines)\n", style="bold")
+        text.append_text(render_untrusted(log_tail, style="dim"))
+        text.append("\n")
+    return text
+
+
+def tool_detail(capability: McpCapability, verdict: Verdict, change: McpToolChange | None) -> Text:
+    """Everything about one tool: description, annotations, approval rule, change, schemas."""
+    text = render_untrusted(f"{capability.server}:{capability.name}", newlines="visible", style="bold")
+    text.append("\n\n")
+    if capability.description:
+        text.append_text(render_untrusted(capability.description))
+    else:
+        text.append("(no description)", style="dim")
+    text.append("\n\n")
+    rule = verdict.rule or "the default for MCP tools"
+    _line(
+        text, "approval", Text.assemble((verdict.decision, _DECISION_STYLES[verdict.decision]), f" ({rule})")
+    )
+    _line(text, "hints", ", ".join(_hints(capability)) or "none")
+    if capability.annotations:
+        text.append("annotations ", style="bold")
+        text.append_text(untrusted_json(capability.annotations))
+        text.append("\n")
+    if change is not None:
+        text.append("\n⚠ the definition changed since it was first seen ", style="bold yellow")
+        text.append(f"({', '.join(change.fields)}); press a to accept it\n", style="yellow")
+        text.append_text(diff_text(change.diff))
+        text.append("\n")
+    text.append("\ninput schema\n", style="bold")
+    text.append_text(untrusted_json(capability.input_schema or {}))
+    text.append("\n\noutput schema\n", style="bold")
+    if capability.output_schema is None:
+        text.append("(none)", style="dim")
+    else:
+        text.append_text(untrusted_json(capability.output_schema))
+    return bounded(text)
+
+
+def diff_text(diff: str) -> Text:
+    """A unified diff with added and removed lines coloured; the lines themselves stay untrusted text."""
+    lines = []
+    for line in diff.split("\n"):
+        style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+        lines.append(render_untrusted(line, style=style))
+    return Text("\n").join(lines)
+
+
+def change_summary(changes: Iterable[McpToolsChanged]) -> Text:
+    """One line per server whose tools changed: what changed, was added and was removed."""
+    lines = []
+    for change in changes:
+        line = Text("⚠ ", style="bold yellow")
+        line.append_text(render_untrusted(change.server, newlines="visible", style="bold"))
+        line.append(f" changed its tools ({change.trigger}): ")
+        parts = [
+            ("changed", [item.name for item in change.changed]),
+            ("added", list(change.added)),
+            ("removed", list(change.removed)),
+        ]
+        line.append_text(
+            Text("; ").join(
+                Text.assemble(f"{word} ", render_untrusted(", ".join(names), newlines="visible"))
+                for word, names in parts
+                if names
+            )
+        )
+        lines.append(line)
+    return Text("\n").join(lines)
+
+
+MAX_RESULT_LINES = 2000
+"""The most lines of a result the browser lays out; the rest is announced, not silently dropped."""
+
+MAX_RESULT_CHARS = 200_000
+"""The most characters of a result the browser lays out."""
+
+
+def bounded(text: Text, max_lines: int = MAX_RESULT_LINES, max_chars: int = MAX_RESULT_CHARS) -> Text:
+    """``text`` cut to the limits, with a note saying how much was left out (layout stays fast)."""
+    plain = text.plain
+    cut = min(len(plain), max_chars)
+    newline = -1
+    for _ in range(max_lines):
+        newline = plain.find("\n", newline + 1, cut)
+        if newline < 0:
+            break
+    else:
+        cut = newline
+    if cut >= len(plain):
+        return text
+    shown = text[:cut]
+    hidden_lines = plain.count("\n", cut)
+    shown.append(
+        f"\n… {len(plain) - cut:,} more characters ({hidden_lines:,} more lines) not shown here",
+        style="bold yellow",
+    )
+    return shown
+
+
+def observation_text(observation: Observation) -> Text:
+    """An Observation: a status line, then every field as highlighted JSON (cut with a note when huge)."""
+    style = "green" if observation.status == "success" else "red"
+    text = Text("Observation  ", style="bold")
+    text.append(observation.status, style=f"bold {style}")
+    text.append("  ")
+    text.append_text(render_untrusted(observation.source, newlines="visible"))
+    text.append("\n")
+    text.append_text(untrusted_json(observation.model_dump(mode="json", by_alias=True, exclude_none=True)))
+    return bounded(text)
+
+
+# --- the screen ----------------------------------------------------------------------------------------
+
+
+class McpScreen(Screen[None]):
+    """Servers from ditto.yaml with their state and errors; each server's tools with description,
+    schemas, annotations and approval rule; discovery figures; changed definitions with their diff;
+    and a form to invoke a tool through the sandbox and the approval gate."""
+
+    CSS_PATH = "mcp.tcss"
+    TITLE = "MCP servers"
+    HELP = (
+        "MCP servers from ditto.yaml: connection state, errors and logs, discovery figures, each tool's "
+        "description, schemas, annotations and approval rule. Invoke a tool from a form built from its "
+        "input schema; the call goes through the sandbox and the approval gate like a graph's calls."
+    )
+    COMMANDS: ClassVar[set[Any]] = {lambda: McpCommands}
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "discover", "Discover"),
+        Binding("i", "open_invoke", "Invoke form"),
+        Binding("ctrl+r", "call_tool", "Call tool"),
+        Binding("a", "accept_change", "Accept change"),
+        Binding("d", "show_detail", "Detail", show=False),
+    ]
+
+    server_tree = getters.query_one("#mcp-tree", Tree)
+    tabs = getters.query_one("#mcp-tabs", TabbedContent)
+    detail = getters.query_one("#mcp-detail", Static)
+    banner = getters.query_one("#mcp-changes", Static)
+    invoke_title = getters.query_one("#mcp-invoke-title", Static)
+    form_holder = getters.query_one("#mcp-form-holder", Vertical)
+    result = getters.query_one("#mcp-result", Static)
+    call_button = getters.query_one("#mcp-call", Button)
+
+    def __init__(
+        self,
+        source: McpSource,
+        *,
+        discover_on_mount: bool = True,
+        name: str | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id)
+        self.source = source
+        self.discover_on_mount = discover_on_mount
+        self.selected: NodeRef | None = None
+        self.form_for: NodeRef | None = None
+        self.errors: dict[str, str] = {}
+        self.changes: dict[str, McpToolsChanged] = {}
+        self._stop_watching: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="mcp-changes")
+        with Horizontal(id="mcp-body"):
+            tree: Tree[NodeRef] = Tree(Text("MCP servers"), id="mcp-tree")
+            tree.show_root = False
+            tree.guide_depth = 2
+            yield tree
+            with TabbedContent(id="mcp-tabs"):
+                with TabPane("Detail", id="mcp-tab-detail"), VerticalScroll(id="mcp-detail-scroll"):
+                    yield Static(id="mcp-detail")
+                with TabPane("Invoke", id="mcp-tab-invoke"), VerticalScroll(id="mcp-invoke-scroll"):
+                    yield Static(id="mcp-invoke-title")
+                    yield Vertical(id="mcp-form-holder")
+                    yield Button("Call tool", id="mcp-call", variant="primary", disabled=True)
+                    yield Static(id="mcp-result")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._stop_watching = self.source.watch(
+            lambda change: self.post_message(ToolsChanged(change)),
+            lambda status: self.post_message(ServerStatusChanged(status)),
+        )
+        self.invoke_title.update(Text("Select a tool to invoke it.", style="dim"))
+        self.rebuild_tree()
+        self.server_tree.focus()
+        if self.discover_on_mount:
+            self.action_discover(every=True)
+
+    def on_unmount(self) -> None:
+        if self._stop_watching is not None:
+            self._stop_watching()
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        """The browser's actions for the palette (fixed titles; server names come from McpCommands)."""
+        yield SystemCommand(
+            "MCP: discover every server", "List every server's tools again", self._discover_all
+        )
+        yield SystemCommand("MCP: invoke the selected tool", "Open the invoke form", self.action_open_invoke)
+        yield SystemCommand(
+            "MCP: accept the change", "Accept a changed tool definition", self.action_accept_change
+        )
+
+    def _discover_all(self) -> None:
+        self.action_discover(every=True)
+
+    # -- the tree -------------------------------------------------------------------------------------
+
+    def rebuild_tree(self) -> None:
+        """Show every server and its tools again, keeping the selection."""
+        tree: Tree[NodeRef] = self.server_tree
+        tree.clear()
+        wanted = self.selected
+        cursor: TreeNode[NodeRef] | None = None
+        for server in self.source.servers():
+            changed = {change.name for _server, change in self.source.registry.pending_changes(server.name)}
+            node = tree.root.add(_server_label(server, len(changed)), data=(server.name, None), expand=True)
+            if wanted == (server.name, None):
+                cursor = node
+            for capability in self.source.tools(server.name):
+                verdict = self.source.verdict(server.name, capability.name)
+                leaf = node.add_leaf(
+                    _tool_label(capability, verdict, capability.name in changed),
+                    data=(server.name, capability.name),
+                )
+                if wanted == (server.name, capability.name):
+                    cursor = leaf
+        if cursor is not None:
+            tree.move_cursor(cursor)
+        elif tree.root.children:
+            tree.move_cursor(tree.root.children[0])
+        self.show_selected()
+
+    @on(Tree.NodeHighlighted, "#mcp-tree")
+    def _highlighted(self, event: Tree.NodeHighlighted[NodeRef]) -> None:
+        self.selected = event.node.data
+        self.show_selected()
+
+    @on(Tree.NodeSelected, "#mcp-tree")
+    async def _selected(self, event: Tree.NodeSelected[NodeRef]) -> None:
+        if event.node.data is not None and event.node.data[1] is not None:
+            await self.action_open_invoke()
+
+    def show_selected(self) -> None:
+        """Show the selected server or tool in the detail pane."""
+        if self.selected is None:
+            self.detail.update(Text("No MCP servers are configured in ditto.yaml.", style="dim"))
+            return
+        server, tool = self.selected
+        if tool is None:
+            view = self.source.server(server)
+            tail = self.source.log_tail(server) if view.state in ("failed", "disconnected") else None
+            self.detail.update(server_detail(view, self.source.limits, self.errors.get(server), tail))
+            return
+        capability = self.source.tool(server, tool)
+        if capability is not None:
+            self.detail.update(
+                tool_detail(capability, self.source.verdict(server, tool), self.source.change(server, tool))
+            )
+
+    # -- actions --------------------------------------------------------------------------------------
+
+    def action_discover(self, every: bool = False) -> None:
+        """Discover the selected server's tools, or every callable server's."""
+        if every or self.selected is None:
+            names = [server.name for server in self.source.servers() if server.callable]
+        else:
+            names = [self.selected[0]]
+        self.discover(names)
+
+    def action_show_detail(self) -> None:
+        """Show the detail tab."""
+        self.tabs.active = "mcp-tab-detail"
+
+    async def action_open_invoke(self) -> None:
+        """Open the invoke form of the selected tool."""
+        if self.selected is None or self.selected[1] is None:
+            self.notify("Select a tool first.", severity="warning")
+            return
+        self.tabs.active = "mcp-tab-invoke"
+        await self._build_form(self.selected)
+        form = self.form_holder.query(SchemaForm).first()
+        form.focus_first()
+
+    async def _build_form(self, ref: NodeRef) -> None:
+        if self.form_for == ref and self.form_holder.query(SchemaForm):
+            return
+        server, tool = ref
+        assert tool is not None
+        capability = self.source.tool(server, tool)
+        await self.form_holder.remove_children()
+        if capability is None:
+            return
+        self.form_for = ref
+        verdict = self.source.verdict(server, tool)
+        title = render_untrusted(f"{server}:{tool}", newlines="visible", style="bold")
+        title.append("  approval: ")
+        title.append(verdict.decision, style=_DECISION_STYLES[verdict.decision])
+        self.invoke_title.update(title)
+        await self.form_holder.mount(SchemaForm(capability.input_schema or {}, id="mcp-form"))
+        self.call_button.disabled = False
+        self.result.update("")
+
+    async def action_call_tool(self) -> None:
+        """Validate the form and call the tool."""
+        if self.form_for is None or self.tabs.active != "mcp-tab-invoke":
+            await self.action_open_invoke()
+            return
+        self.form_holder.query_one(SchemaForm).submit()
+
+    @on(Button.Pressed, "#mcp-call")
+    async def _call_pressed(self) -> None:
+        await self.action_call_tool()
+
+    @on(SchemaForm.Submitted)
+    def _submitted(self, event: SchemaForm.Submitted) -> None:
+        event.stop()
+        if self.form_for is None:
+            return
+        server, tool = self.form_for
+        if tool is None:
+            return
+        verdict = self.source.verdict(server, tool)
+        waiting = Text("Calling… ", style="bold")
+        if verdict.decision == "ask":
+            waiting.append("the approval policy asks: decide in the approval view.", style="yellow")
+        self.result.update(waiting)
+        self.invoke(server, tool, event.arguments)
+
+    def action_accept_change(self) -> None:
+        """Accept the changed definition of the selected tool, so that it can be called again."""
+        if self.selected is None:
+            return
+        server, tool = self.selected
+        if tool is not None and self.source.accept(server, tool):
+            self.notify("Accepted the new definition.")
+            self.rebuild_tree()
+
+    # -- workers --------------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="mcp-discover", exit_on_error=False, name="discover")
+    async def discover(self, names: list[str]) -> None:
+        """Discover each server through the runtime; each one's failure is kept to show beside it."""
+        for name in names:
+            try:
+                await self.source.discover(name)
+            except DittoError as exc:
+                self.errors[name] = public_message_from_exception(exc)
+            else:
+                self.errors.pop(name, None)
+
+    @work(exclusive=True, group="mcp-invoke", exit_on_error=False, name="invoke")
+    async def invoke(self, server: str, tool: str, arguments: dict[str, Any]) -> Observation:
+        """Call one tool through the runtime and observe its result."""
+        return await self.source.invoke(server, tool, arguments)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Show what a discovery or an invocation ended with."""
+        worker = event.worker
+        if event.state == WorkerState.SUCCESS:
+            if worker.name == "invoke" and isinstance(worker.result, Observation):
+                self.result.update(observation_text(worker.result))
+            elif worker.name == "discover":
+                self.rebuild_tree()
+        elif event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
+            message = public_message_from_exception(worker.error) if worker.error is not None else "cancelled"
+            problem = Text(f"The {worker.name} failed: ", style="bold red")
+            problem.append_text(render_untrusted(message, newlines="visible"))
+            if worker.name == "invoke":
+                self.result.update(problem)
+            else:
+                self.notify(message, title=f"The {worker.name} failed", severity="error", markup=False)
+                self.rebuild_tree()
+
+    # -- what the registry tells ----------------------------------------------------------------------
+
+    @on(ToolsChanged)
+    def _tools_changed(self, event: ToolsChanged) -> None:
+        self.changes[event.change.server] = event.change
+        self.banner.update(change_summary(self.changes.values()))
+        self.banner.display = True
+        self.rebuild_tree()
+
+    @on(ServerStatusChanged)
+    def _status_changed(self, event: ServerStatusChanged) -> None:
+        self.rebuild_tree()
+
+
+class McpCommands(Provider):
+    """Command palette entries of the MCP browser (names shown as plain text, never markup)."""
+
+    def _commands(self) -> list[tuple[Text, Any, str]]:
+        screen = self.screen
+        if not isinstance(screen, McpScreen):
+            return []
+        commands: list[tuple[Text, Any, str]] = [
+            (
+                Text("MCP: discover every server"),
+                lambda: screen.action_discover(every=True),
+                "List tools again",
+            ),
+            (Text("MCP: invoke the selected tool"), screen.action_open_invoke, "Open the invoke form"),
+            (
+                Text("MCP: accept the selected tool's change"),
+                screen.action_accept_change,
+                "Pin the new definition",
+            ),
+        ]
+        for server in screen.source.servers():
+            label = Text("MCP: discover ")
+            label.append_text(render_untrusted(server.name, newlines="visible"))
+            commands.append((label, _discover_one(screen, server.name), "List this server's tools"))
+        return commands
+
+    async def discover(self) -> Hits:
+        """Every command, for the empty palette."""
+        for label, command, help_text in self._commands():
+            yield DiscoveryHit(label, command, text=label.plain, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        """Commands matching ``query`` (fuzzy), shown as plain text."""
+        matcher = self.matcher(query)
+        for label, command, help_text in self._commands():
+            score = matcher.match(label.plain)
+            if score > 0:
+                yield Hit(score, label, command, text=label.plain, help=help_text)
+
+
+def _discover_one(screen: McpScreen, server: str) -> Any:
+    def discover() -> None:
+        screen.discover([server])
+
+    return discover

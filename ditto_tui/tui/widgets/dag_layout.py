@@ -1,0 +1,213 @@
+"""Where a DAG's boxes and edges go: layers by dependency depth, dummy slots for long edges, line masks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+BOX_WIDTH = 18
+BOX_HEIGHT = 4
+DUMMY_WIDTH = 3
+GAP = 2
+HEADER_ROWS = 2
+
+UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
+LINES: Mapping[int, str] = {
+    UP: "╵",
+    DOWN: "╷",
+    LEFT: "╴",
+    RIGHT: "╶",
+    UP | DOWN: "│",
+    LEFT | RIGHT: "─",
+    DOWN | RIGHT: "╭",
+    DOWN | LEFT: "╮",
+    UP | RIGHT: "╰",
+    UP | LEFT: "╯",
+    UP | DOWN | RIGHT: "├",
+    UP | DOWN | LEFT: "┤",
+    DOWN | LEFT | RIGHT: "┬",
+    UP | LEFT | RIGHT: "┴",
+    UP | DOWN | LEFT | RIGHT: "┼",
+}
+"""The box-drawing character for each set of directions a line leaves a cell in."""
+
+Deps = Mapping[str, Sequence[str]]
+"""Nodes in a topological order, each with the ids it depends on."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Box:
+    """Where one node is drawn: its top-left corner on the canvas and its layer."""
+
+    node_id: str
+    x: int
+    y: int
+    layer: int
+
+    @property
+    def center(self) -> int:
+        """The column edges attach to."""
+        return self.x + BOX_WIDTH // 2
+
+    def contains(self, x: int, y: int) -> bool:
+        """Whether canvas cell ``(x, y)`` is inside the box."""
+        return self.x <= x < self.x + BOX_WIDTH and self.y <= y < self.y + BOX_HEIGHT
+
+
+@dataclass(kw_only=True)
+class DagLayout:
+    """Boxes for the nodes, line masks and border tees for the edges, and the canvas size."""
+
+    boxes: dict[str, Box] = field(default_factory=dict)
+    layers: list[list[str]] = field(default_factory=list)
+    lines: dict[tuple[int, int], int] = field(default_factory=dict)
+    tees: dict[tuple[int, int], str] = field(default_factory=dict)
+    width: int = 0
+    height: int = HEADER_ROWS
+
+    def box_at(self, x: int, y: int) -> Box | None:
+        """The box covering canvas cell ``(x, y)``, if any."""
+        return next((box for box in self.boxes.values() if box.contains(x, y)), None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    """A place in a layer: a node, or a dummy carrying a long edge through the layer."""
+
+    key: str
+    node: str | None
+    feeders: tuple[str, ...]
+
+    @property
+    def width(self) -> int:
+        return BOX_WIDTH if self.node is not None else DUMMY_WIDTH
+
+
+def layout(deps: Deps) -> DagLayout:
+    """Lay out ``deps``: layer ``k`` holds the nodes whose longest dependency chain has ``k`` links."""
+    depth = _depths(deps)
+    layers = _slots(deps, depth)
+    _order(layers)
+    centers, width = _columns(layers)
+    result = DagLayout(layers=[[slot.key for slot in layer] for layer in layers], width=width)
+    y = HEADER_ROWS
+    for index, layer in enumerate(layers):
+        _place(result, layer, index, y, centers)
+        y += BOX_HEIGHT
+        if index + 1 < len(layers):
+            y += _band(result, layers[index + 1], centers, y)
+    result.height = y
+    return result
+
+
+def _depths(deps: Deps) -> dict[str, int]:
+    depth: dict[str, int] = {}
+    for node_id, node_deps in deps.items():
+        known = [depth[dep] for dep in node_deps if dep in depth]
+        depth[node_id] = 1 + max(known) if known else 0
+    return depth
+
+
+def _slots(deps: Deps, depth: Mapping[str, int]) -> list[list[_Slot]]:
+    """Layered slots; an edge spanning several layers gets a dummy slot in each layer it crosses."""
+    layers: list[list[_Slot]] = [[] for _ in range(max(depth.values(), default=-1) + 1)]
+    for node_id, node_deps in deps.items():
+        feeders = []
+        for dep in (dep for dep in node_deps if dep in depth):
+            above = dep
+            for layer in range(depth[dep] + 1, depth[node_id]):
+                key = f"{dep}->{node_id}@{layer}"
+                layers[layer].append(_Slot(key, None, (above,)))
+                above = key
+            feeders.append(above)
+        layers[depth[node_id]].append(_Slot(node_id, node_id, tuple(feeders)))
+    return layers
+
+
+def _order(layers: list[list[_Slot]]) -> None:
+    """Sort each layer by the mean position of its feeders (one stable barycenter pass)."""
+    position: dict[str, float] = {}
+    for layer in layers:
+
+        def weight(slot: _Slot) -> float:
+            known = [position[key] for key in slot.feeders if key in position]
+            return sum(known) / len(known) if known else float("inf")
+
+        layer.sort(key=weight)
+        position.update({slot.key: index for index, slot in enumerate(layer)})
+
+
+def _columns(layers: Sequence[Sequence[_Slot]]) -> tuple[dict[str, int], int]:
+    """The center column of every slot and the canvas width (that of the widest layer).
+
+    Each layer is centred; then each slot moves toward the mean of its feeders as far as its
+    neighbours allow, so nearly straight edges become straight without widening the canvas.
+    """
+    spans = [sum(slot.width for slot in layer) + GAP * (len(layer) - 1) for layer in layers]
+    width = max(spans, default=0)
+    centers: dict[str, int] = {}
+    for layer, span in zip(layers, spans, strict=True):
+        lefts = []
+        x = (width - span) // 2
+        for slot in layer:
+            lefts.append(x)
+            x += slot.width + GAP
+        for index, slot in enumerate(layer):
+            known = [centers[key] for key in slot.feeders if key in centers]
+            if known:
+                low = lefts[index - 1] + layer[index - 1].width + GAP if index else 0
+                high = lefts[index + 1] - GAP - slot.width if index + 1 < len(layer) else width - slot.width
+                wanted = round(sum(known) / len(known)) - slot.width // 2
+                lefts[index] = max(low, min(high, wanted))
+        for slot, left in zip(layer, lefts, strict=True):
+            centers[slot.key] = left + slot.width // 2
+    return centers, width
+
+
+def _place(result: DagLayout, layer: Sequence[_Slot], index: int, y: int, centers: Mapping[str, int]) -> None:
+    for slot in layer:
+        if slot.node is not None:
+            x = centers[slot.key] - BOX_WIDTH // 2
+            result.boxes[slot.node] = Box(node_id=slot.node, x=x, y=y, layer=index)
+        else:
+            _vertical(result.lines, centers[slot.key], y, y + BOX_HEIGHT - 1)
+
+
+def _band(result: DagLayout, below: Sequence[_Slot], centers: Mapping[str, int], top: int) -> int:
+    """Draw the edges from one layer into the next, below row ``top``; returns the rows they take.
+
+    Each feeder whose edges bend gets a row of its own, so edges from different nodes never share a
+    horizontal run.
+    """
+    edges = [(feeder, slot) for slot in below for feeder in slot.feeders]
+    bent = sorted({feeder for feeder, slot in edges if centers[feeder] != centers[slot.key]})
+    rows = max(1, len(bent))
+    for feeder, slot in edges:
+        start, end = centers[feeder], centers[slot.key]
+        bus = top + (bent.index(feeder) if feeder in bent else rows - 1)
+        if feeder in result.boxes:
+            result.tees[(start, top - 1)] = "┬"
+        _vertical(result.lines, start, top, bus, down=False)
+        _horizontal(result.lines, bus, start, end)
+        _vertical(result.lines, end, bus, top + rows - 1, up=False)
+        if slot.node is not None:
+            result.tees[(end, top + rows)] = "┴"
+    return rows
+
+
+def _mark(lines: dict[tuple[int, int], int], x: int, y: int, mask: int) -> None:
+    lines[(x, y)] = lines.get((x, y), 0) | mask
+
+
+def _vertical(
+    lines: dict[tuple[int, int], int], x: int, start: int, end: int, *, up: bool = True, down: bool = True
+) -> None:
+    """A line down column ``x`` from row ``start`` to ``end``; ``up``/``down``: joined beyond its ends."""
+    for row in range(start, end + 1):
+        _mark(lines, x, row, (UP if up or row > start else 0) | (DOWN if down or row < end else 0))
+
+
+def _horizontal(lines: dict[tuple[int, int], int], y: int, start: int, end: int) -> None:
+    low, high = min(start, end), max(start, end)
+    for column in range(low, high + 1):
+        _mark(lines, column, y, (LEFT if column > low else 0) | (RIGHT if column < high else 0))

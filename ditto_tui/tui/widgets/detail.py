@@ -1,0 +1,129 @@
+"""The detail pane: everything known about one timeline entry, as highlighted JSON, scrollable."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.highlighter import JSONHighlighter
+from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ditto_tui.contracts import ExternalResult
+from ditto_tui.interaction import observe_external_result
+from ditto_tui.runtime import ExecutionEvent
+from ditto_tui.tui.run_state import Entry, field_of, format_seconds, plain
+from ditto_tui.tui.text import untrusted_json
+from ditto_tui.tui.widgets.inline import one_line
+
+_PAYLOADS = ("input", "output", "arguments", "data", "nodes")
+_IDENTITY = ("kind", "run_id", "seq", "at")
+_HEADINGS = {
+    "run_started": "Run started",
+    "node_started": "Input",
+    "node_finished": "Output",
+    "node_failed": "Failure",
+    "node_skipped": "Skipped",
+    "loop_iteration": "Loop iteration",
+    "approval_requested": "Approval requested",
+    "approval_resolved": "Decision",
+    "run_finished": "Run finished",
+    "custom": "Event",
+}
+_JSON = JSONHighlighter()
+
+
+def raw_json(value: Any) -> Text:
+    """``value`` exactly as JSON text, every non-ASCII and control character escaped, highlighted."""
+    text = json.dumps(plain(value), indent=2, ensure_ascii=True, default=repr)
+    return _JSON(Text(text, end=""))
+
+
+def normalised(value: Any) -> Any:
+    """A tool result as the graph observes it (``observe_external_result``); anything else as is."""
+    result = field_of(value, "result") if field_of(value, "operation") == "invoke" else value
+    if isinstance(result, ExternalResult):
+        return observe_external_result(result)
+    return value
+
+
+def entry_detail(entry: Entry, *, raw: bool) -> Text:
+    """Every event of ``entry`` in order: a heading, its fields, and its payload in full."""
+    out = Text(end="")
+    duration = f" · {format_seconds(entry.duration_ms / 1000)}" if entry.duration_ms is not None else ""
+    out.append_text(one_line(f"{entry.kind} {entry.title}", style="bold"))
+    out.append(f" · {entry.status}{duration} · {'raw' if raw else 'normalised'} view\n")
+    for event in entry.events:
+        out.append_text(event_detail(event, raw=raw))
+    return out
+
+
+def event_detail(event: ExecutionEvent, *, raw: bool) -> Text:
+    """One event: heading with its sequence number and time, fields, then the payload."""
+    fields = dict(event)
+    when = datetime.fromtimestamp(event.at, UTC).isoformat(timespec="milliseconds")
+    out = Text(end="")
+    out.append(f"\n{_HEADINGS.get(event.kind, event.kind)}", style="bold underline")
+    out.append(f"  #{event.seq} {when}\n", style="dim")
+    metadata = {key: value for key, value in fields.items() if key not in _IDENTITY + _PAYLOADS}
+    if metadata:
+        out.append_text(_render(metadata, raw=raw))
+        out.append("\n")
+    for key in _PAYLOADS:
+        if key in fields and fields[key] is not None:
+            value = normalised(fields[key]) if key == "output" and not raw else fields[key]
+            out.append(f"{key}:\n", style="bold")
+            out.append_text(_render(value, raw=raw))
+            out.append("\n")
+    return out
+
+
+def _render(value: Any, *, raw: bool) -> Text:
+    return raw_json(value) if raw else untrusted_json(plain(value))
+
+
+class TextView(ScrollView, can_focus=True):
+    """A long ``Text`` wrapped to the pane's width; only the lines on screen are drawn."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._text = Text()
+        self._lines: list[Strip] = []
+        self._wrapped_at = -1
+
+    def show(self, text: Text) -> None:
+        """Replace the content with ``text``, scrolled to the top."""
+        self._text = text
+        self._wrapped_at = -1
+        self.scroll_to(0, 0, animate=False)
+        self._wrap()
+
+    @property
+    def text(self) -> Text:
+        """What the view shows."""
+        return self._text
+
+    def _wrap(self) -> None:
+        width = self.scrollable_content_region.width
+        if width <= 0 or width == self._wrapped_at:
+            return
+        self._wrapped_at = width
+        console = self.app.console
+        lines = console.render_lines(self._text, console.options.update_width(width), pad=False)
+        self._lines = [Strip(line) for line in lines]
+        self.virtual_size = Size(0, len(self._lines))
+        self.refresh()
+
+    def on_resize(self) -> None:
+        """Wrap again for the new width."""
+        self._wrap()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        row = self.scroll_offset.y + y
+        if row >= len(self._lines):
+            return Strip.blank(width, self.rich_style)
+        return self._lines[row].crop_extend(0, width, self.rich_style)

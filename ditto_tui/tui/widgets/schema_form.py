@@ -1,0 +1,656 @@
+"""A form generated from a JSON Schema, with a JSON editor for whatever a form cannot show faithfully."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, ClassVar, Literal
+
+import jsonschema
+import referencing.exceptions
+from jsonschema.protocols import Validator
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Input, Label, Select, Static, Switch, TextArea
+
+from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.tui.text import editable_json, is_plain_line, render_untrusted
+
+__all__ = [
+    "MAX_ENUM_OPTIONS",
+    "MAX_FIELDS",
+    "MAX_NESTING",
+    "ArgumentsValidator",
+    "FieldKind",
+    "FieldSpec",
+    "FormResult",
+    "SchemaForm",
+    "compile_validator",
+    "field_kind",
+    "plan_fields",
+    "schema_errors",
+]
+
+MAX_FIELDS = 60
+"""A schema with more fields than this is edited as JSON."""
+
+MAX_NESTING = 4
+"""Objects nested deeper than this are edited as JSON."""
+
+MAX_ENUM_OPTIONS = 200
+"""An enum with more values than this is edited as JSON."""
+
+ArgumentsValidator = Callable[[Mapping[str, Any]], None]
+"""A tool's own ``validate(args)``: raises to refuse the arguments."""
+
+_COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef", "patternProperties")
+_SCALARS = ("string", "number", "integer", "boolean")
+
+
+class FieldKind(StrEnum):
+    """How one field is edited."""
+
+    STRING = "string"
+    NUMBER = "number"
+    INTEGER = "integer"
+    BOOLEAN = "boolean"
+    ENUM = "enum"
+    LIST = "list"
+    OBJECT = "object"
+    JSON = "json"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FieldSpec:
+    """One field of the form: its property name, schema, editor kind, and whether it is required."""
+
+    name: str
+    schema: Mapping[str, Any]
+    kind: FieldKind
+    required: bool
+    children: tuple[FieldSpec, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FormResult:
+    """What the form holds: the arguments when they pass every check, else the reasons they do not."""
+
+    arguments: dict[str, Any] | None
+    errors: tuple[str, ...]
+
+    @property
+    def valid(self) -> bool:
+        """Whether the arguments passed the schema and the tool's own validation."""
+        return self.arguments is not None and not self.errors
+
+
+class _Missing:
+    """No value: an optional field left empty is left out of the arguments."""
+
+
+MISSING = _Missing()
+
+
+# --- planning ------------------------------------------------------------------------------------------
+
+
+def _scalar_kind(schema: Mapping[str, Any]) -> FieldKind | None:
+    kind = schema.get("type")
+    return FieldKind(kind) if isinstance(kind, str) and kind in _SCALARS else None
+
+
+def _enum_values(schema: Mapping[str, Any]) -> list[Any] | None:
+    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
+    if not isinstance(values, list) or not 0 < len(values) <= MAX_ENUM_OPTIONS:
+        return None
+    if any(isinstance(value, dict | list) for value in values):
+        return None
+    return values
+
+
+def field_kind(schema: object) -> FieldKind:
+    """The editor kind for one property schema; anything a form cannot show faithfully is JSON."""
+    if not isinstance(schema, Mapping) or any(key in schema for key in _COMBINATORS):
+        return FieldKind.JSON
+    if "enum" in schema or "const" in schema:
+        return FieldKind.ENUM if _enum_values(schema) is not None else FieldKind.JSON
+    scalar = _scalar_kind(schema)
+    if scalar is not None:
+        return scalar
+    kind = schema.get("type")
+    if kind == "array":
+        items = schema.get("items")
+        if isinstance(items, Mapping) and not any(key in items for key in ("enum", "const", *_COMBINATORS)):
+            return FieldKind.LIST if _scalar_kind(items) is not None else FieldKind.JSON
+        return FieldKind.JSON
+    if kind == "object" and isinstance(schema.get("properties"), Mapping) and schema["properties"]:
+        return FieldKind.OBJECT
+    return FieldKind.JSON
+
+
+def plan_fields(
+    schema: Mapping[str, Any], value: Mapping[str, Any] | None = None
+) -> tuple[FieldSpec, ...] | None:
+    """The fields of an object schema for ``value``, or ``None`` when only a JSON editor is faithful.
+
+    JSON is chosen for a root that is not an object with properties (an object with no properties and
+    no ``additionalProperties`` is an empty form), for more than :data:`MAX_FIELDS` fields, and for a
+    ``value`` holding keys the schema does not name, so that nothing is dropped.
+    """
+    properties = schema.get("properties", {}) if schema.get("type", "object") == "object" else None
+    if not isinstance(properties, Mapping) or any(key in schema for key in _COMBINATORS):
+        return None
+    if not properties and schema.get("additionalProperties", False) is not False:
+        return None
+    if value is not None and not set(value) <= set(properties):
+        return None
+    fields = _object_fields(schema, value or {}, depth=1)
+    if fields is None or sum(1 for _ in _walk(fields)) > MAX_FIELDS:
+        return None
+    return fields
+
+
+def _object_fields(
+    schema: Mapping[str, Any], value: Mapping[str, Any], depth: int
+) -> tuple[FieldSpec, ...] | None:
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    required = schema.get("required", [])
+    required_names = set(required) if isinstance(required, list) else set()
+    fields: list[FieldSpec] = []
+    for name, member in properties.items():
+        if not isinstance(name, str):
+            return None
+        member_schema: Mapping[str, Any] = member if isinstance(member, Mapping) else {}
+        initial = value.get(name, member_schema.get("default", MISSING))
+        kind = field_kind(member)
+        children: tuple[FieldSpec, ...] | None = ()
+        if kind is FieldKind.OBJECT:
+            children = _nested_fields(member_schema, initial, depth)
+        if children is None or not _fits(kind, member_schema, initial):
+            kind, children = FieldKind.JSON, ()
+        fields.append(
+            FieldSpec(
+                name=name,
+                schema=member_schema,
+                kind=kind,
+                required=name in required_names,
+                children=children,
+            )
+        )
+    return tuple(fields)
+
+
+def _nested_fields(schema: Mapping[str, Any], initial: object, depth: int) -> tuple[FieldSpec, ...] | None:
+    """The fields of a nested object, or ``None`` when it is too deep or ``initial`` does not fit them."""
+    if depth >= MAX_NESTING:
+        return None
+    if initial is MISSING:
+        return _object_fields(schema, {}, depth + 1)
+    if not isinstance(initial, Mapping) or not set(initial) <= set(schema["properties"]):
+        return None
+    return _object_fields(schema, initial, depth + 1)
+
+
+def _walk(fields: Sequence[FieldSpec]) -> Iterator[FieldSpec]:
+    for spec in fields:
+        yield spec
+        yield from _walk(spec.children)
+
+
+def _fits(kind: FieldKind, schema: object, initial: object) -> bool:
+    """Whether ``initial`` can be shown by the editor of ``kind`` without changing or hiding it."""
+    if initial is MISSING or kind in (FieldKind.JSON, FieldKind.OBJECT):
+        return True
+    if kind is FieldKind.ENUM:
+        assert isinstance(schema, Mapping)
+        values = _enum_values(schema) or []
+        return any(_same_json(initial, option) for option in values)
+    if kind is FieldKind.LIST:
+        assert isinstance(schema, Mapping)
+        item_kind = _scalar_kind(schema["items"])
+        return isinstance(initial, list) and all(
+            _fits_scalar(item_kind, item) and item != "" for item in initial
+        )
+    return _fits_scalar(kind, initial)
+
+
+def _fits_scalar(kind: FieldKind | None, value: object) -> bool:
+    if kind is FieldKind.STRING:
+        return isinstance(value, str) and is_plain_line(value)
+    if kind is FieldKind.BOOLEAN:
+        return isinstance(value, bool)
+    if kind is FieldKind.INTEGER:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is FieldKind.NUMBER:
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return False
+
+
+def _same_json(left: object, right: object) -> bool:
+    """Equality as JSON sees it: ``True`` is not ``1``."""
+    return type(left) is type(right) and left == right
+
+
+# --- validation ----------------------------------------------------------------------------------------
+
+
+def compile_validator(schema: Mapping[str, Any]) -> tuple[Validator | None, str | None]:
+    """A validator for ``schema`` built once (its draft from ``$schema``, 2020-12 by default), or why not.
+
+    The schema is checked against its metaschema first; remote ``$ref`` targets are never fetched.
+    """
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(dict(schema))
+    except jsonschema.SchemaError as exc:
+        return None, f"the input schema is invalid: {exc.message}"
+    return cls(dict(schema), format_checker=cls.FORMAT_CHECKER), None
+
+
+def schema_errors(validator: Validator, arguments: Mapping[str, Any]) -> list[str]:
+    """Every schema violation of ``arguments``, as ``path: message`` lines in document order."""
+    try:
+        errors = sorted(validator.iter_errors(arguments), key=lambda error: list(map(str, error.path)))
+    except referencing.exceptions.Unresolvable as exc:
+        return [f"the input schema has a reference that cannot be resolved: {exc}"]
+    lines = []
+    for error in errors:
+        where = ".".join(str(part) for part in error.absolute_path) or "(arguments)"
+        lines.append(f"{where}: {error.message}")
+    return lines
+
+
+# --- widgets -------------------------------------------------------------------------------------------
+
+
+class _Field(Vertical):
+    """One labelled field; subclasses hold the editor and read its value back."""
+
+    DEFAULT_CSS = """
+    _Field { height: auto; margin: 0 0 1 0; }
+    _Field > .field-label { width: 1fr; }
+    _Field > .field-description { color: $text-muted; width: 1fr; }
+    """
+
+    hint: ClassVar[str] = ""
+
+    def __init__(self, spec: FieldSpec, initial: object, path: str) -> None:
+        super().__init__(classes=f"field field-{spec.kind}")
+        self.spec = spec
+        self.initial = initial
+        self.path = path
+
+    def compose(self) -> ComposeResult:
+        label = render_untrusted(self.spec.name, newlines="visible")
+        if self.spec.required:
+            label.append(" *", style="bold")
+        label.append(f"  {self.hint or self.spec.kind.value}", style="dim")
+        yield Label(label, classes="field-label")
+        description = self.spec.schema.get("description")
+        if isinstance(description, str) and description:
+            yield Static(render_untrusted(description), classes="field-description")
+        yield from self.editor()
+
+    def editor(self) -> ComposeResult:
+        """The editing widgets (each kind of field provides its own)."""
+        raise NotImplementedError
+
+    def read(self, errors: list[str]) -> object:
+        """The value, ``MISSING`` when left empty and optional; problems go to ``errors`` (per kind)."""
+        raise NotImplementedError
+
+    def blank(self) -> bool:
+        """Whether nothing was entered (per kind)."""
+        raise NotImplementedError
+
+    def _empty(self, empty: object) -> object:
+        return empty if self.spec.required else MISSING
+
+
+class _TextField(_Field):
+    """A one-line string, number or integer."""
+
+    def editor(self) -> ComposeResult:
+        initial = "" if self.initial is MISSING else str(self.initial)
+        yield Input(initial, type=_input_type(self.spec.kind), classes="field-input")
+
+    def blank(self) -> bool:
+        return self.query_one(Input).value == ""
+
+    def read(self, errors: list[str]) -> object:
+        text = self.query_one(Input).value
+        if self.spec.kind is FieldKind.STRING:
+            return self._empty("") if text == "" else text
+        if text.strip() == "":
+            return MISSING
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        if self.spec.kind is FieldKind.NUMBER:
+            try:
+                number = float(text)
+            except ValueError:
+                number = math.nan
+            if math.isfinite(number):
+                return number
+        return self._unparsed(text, errors)
+
+    def _unparsed(self, text: str, errors: list[str]) -> object:
+        errors.append(f"{self.path}: {text!r} is not a valid {self.spec.kind.value}")
+        return MISSING
+
+
+def _input_type(kind: FieldKind) -> Literal["integer", "number", "text"]:
+    if kind is FieldKind.INTEGER:
+        return "integer"
+    if kind is FieldKind.NUMBER:
+        return "number"
+    return "text"
+
+
+class _BooleanField(_Field):
+    """A switch; an optional boolean is sent only once it has a value or the user touched it."""
+
+    def __init__(self, spec: FieldSpec, initial: object, path: str) -> None:
+        super().__init__(spec, initial, path)
+        self.touched = initial is not MISSING
+
+    def editor(self) -> ComposeResult:
+        yield Switch(value=self.initial is True, classes="field-input")
+
+    @on(Switch.Changed)
+    def _touch(self) -> None:
+        self.touched = True
+
+    def blank(self) -> bool:
+        return not self.touched
+
+    def read(self, errors: list[str]) -> object:
+        value = self.query_one(Switch).value
+        return value if self.spec.required or self.touched else MISSING
+
+
+class _EnumField(_Field):
+    """A choice among the schema's ``enum`` (or ``const``) values."""
+
+    def editor(self) -> ComposeResult:
+        self.values = _enum_values(self.spec.schema) or []
+        options = [(_option_label(value), index) for index, value in enumerate(self.values)]
+        chosen = next(
+            (index for index, value in enumerate(self.values) if _same_json(value, self.initial)), Select.NULL
+        )
+        yield Select(options, value=chosen, allow_blank=True, classes="field-input")
+
+    def blank(self) -> bool:
+        return not isinstance(self.query_one(Select).value, int)
+
+    def read(self, errors: list[str]) -> object:
+        chosen = self.query_one(Select).value
+        return self.values[chosen] if isinstance(chosen, int) else MISSING
+
+
+def _option_label(value: object) -> Text:
+    return render_untrusted(value) if isinstance(value, str) else Text(json.dumps(value))
+
+
+class _ListField(_Field):
+    """A list of scalars, one item per line; blank lines are ignored."""
+
+    hint = "one item per line"
+
+    def editor(self) -> ComposeResult:
+        items = [] if self.initial is MISSING else self.initial
+        assert isinstance(items, list)
+        text = "\n".join(json.dumps(item) if not isinstance(item, str) else item for item in items)
+        yield TextArea(text, classes="field-input field-list", soft_wrap=True)
+
+    def blank(self) -> bool:
+        return self.query_one(TextArea).text.strip() == ""
+
+    def read(self, errors: list[str]) -> object:
+        item_kind = _scalar_kind(self.spec.schema["items"])
+        lines = [line for line in self.query_one(TextArea).text.split("\n") if line.strip() != ""]
+        if not lines:
+            return self._empty([])
+        values: list[object] = []
+        for number, line in enumerate(lines, start=1):
+            value = line if item_kind is FieldKind.STRING else _parse_scalar(line.strip())
+            if item_kind is not FieldKind.STRING and not _fits_scalar(item_kind, value):
+                errors.append(f"{self.path}: line {number} {line!r} is not a valid {item_kind}")
+            values.append(value)
+        return values
+
+
+def _parse_scalar(text: str) -> object:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
+def _load_json(text: str, where: str, errors: list[str]) -> object:
+    """Parse JSON typed by the user; a problem goes to ``errors`` and gives ``MISSING``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        errors.append(f"{where}not valid JSON ({exc.msg}, line {exc.lineno})")
+    except RecursionError:
+        errors.append(f"{where}the JSON is nested too deeply")
+    return MISSING
+
+
+class _JsonField(_Field):
+    """Any value, written as JSON."""
+
+    hint = "JSON"
+
+    def editor(self) -> ComposeResult:
+        text = "" if self.initial is MISSING else editable_json(self.initial)
+        yield TextArea(text, classes="field-input field-json", soft_wrap=True)
+
+    def blank(self) -> bool:
+        return self.query_one(TextArea).text.strip() == ""
+
+    def read(self, errors: list[str]) -> object:
+        text = self.query_one(TextArea).text
+        if text.strip() == "":
+            return self._empty(None)
+        return _load_json(text, f"{self.path}: ", errors)
+
+
+class _ObjectField(_Field):
+    """A nested object: its own fields in a bordered group."""
+
+    hint = "object"
+
+    def editor(self) -> ComposeResult:
+        nested = self.initial if isinstance(self.initial, Mapping) else {}
+        with Vertical(classes="field-group"):
+            yield from _field_widgets(self.spec.children, nested, self.path)
+
+    def _children(self) -> list[_Field]:
+        group = self.query_one(".field-group", Vertical)
+        return [child for child in group.children if isinstance(child, _Field)]
+
+    def blank(self) -> bool:
+        return all(child.blank() for child in self._children())
+
+    def read(self, errors: list[str]) -> object:
+        if not self.spec.required and self.blank():
+            return MISSING
+        return _read_fields(self.query_one(".field-group", Vertical), errors)
+
+
+_EDITORS: dict[FieldKind, type[_Field]] = {
+    FieldKind.STRING: _TextField,
+    FieldKind.NUMBER: _TextField,
+    FieldKind.INTEGER: _TextField,
+    FieldKind.BOOLEAN: _BooleanField,
+    FieldKind.ENUM: _EnumField,
+    FieldKind.LIST: _ListField,
+    FieldKind.OBJECT: _ObjectField,
+    FieldKind.JSON: _JsonField,
+}
+
+
+def _field_widgets(fields: Sequence[FieldSpec], value: Mapping[str, Any], prefix: str) -> Iterator[_Field]:
+    for spec in fields:
+        initial = value.get(spec.name, spec.schema.get("default", MISSING))
+        path = f"{prefix}.{spec.name}" if prefix else spec.name
+        yield _EDITORS[spec.kind](spec, initial, path)
+
+
+def _read_fields(container: Widget, errors: list[str]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for child in container.children:
+        if isinstance(child, _Field):
+            member = child.read(errors)
+            if member is not MISSING:
+                value[child.spec.name] = member
+    return value
+
+
+class SchemaForm(Vertical, can_focus=False):
+    """Arguments edited in a form generated from a JSON Schema, or as JSON.
+
+    ``schema`` is the tool's input schema; ``value`` the initial arguments (schema defaults otherwise);
+    ``validate`` the tool's own check. :meth:`result` validates with a compiled validator (built once,
+    here) and then ``validate``; :meth:`submit` posts :class:`SchemaForm.Submitted` with valid arguments
+    or shows the errors. ``ctrl+t`` switches between the form and the JSON editor; a schema the form cannot
+    show faithfully opens in the JSON editor.
+    """
+
+    DEFAULT_CSS = """
+    SchemaForm { height: auto; }
+    SchemaForm .field-group { height: auto; border: round $primary-darken-1; padding: 0 1; }
+    SchemaForm .field-list, SchemaForm .field-json { height: auto; min-height: 3; max-height: 12; }
+    SchemaForm #schema-json { height: auto; min-height: 5; max-height: 24; }
+    SchemaForm #schema-errors { color: $error; height: auto; }
+    SchemaForm #schema-note { color: $text-muted; height: auto; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+t", "toggle_json", "Form/JSON"),
+    ]
+
+    class Submitted(Message):
+        """Valid arguments, submitted by the user."""
+
+        def __init__(self, form: SchemaForm, arguments: dict[str, Any]) -> None:
+            super().__init__()
+            self.form = form
+            self.arguments = arguments
+
+        @property
+        def control(self) -> SchemaForm:
+            """The form that was submitted."""
+            return self.form
+
+    def __init__(
+        self,
+        schema: Mapping[str, Any] | None,
+        *,
+        value: Mapping[str, Any] | None = None,
+        validate: ArgumentsValidator | None = None,
+        submit_on_enter: bool = True,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.schema: Mapping[str, Any] = schema if isinstance(schema, Mapping) else {}
+        self.tool_validate = validate
+        self.submit_on_enter = submit_on_enter
+        self.validator, self.schema_problem = compile_validator(self.schema)
+        self._value: Mapping[str, Any] = dict(value) if value is not None else {}
+        self._fields = plan_fields(self.schema, value) if self.validator is not None else None
+        self.json_mode = self._fields is None
+
+    def compose(self) -> ComposeResult:
+        if self.schema_problem is not None:
+            yield Static(render_untrusted(self.schema_problem), id="schema-note")
+        if self.json_mode:
+            yield TextArea(editable_json(self._value), id="schema-json", soft_wrap=True)
+        elif not self._fields:
+            yield Static("This tool takes no arguments.", id="schema-note")
+        else:
+            yield from _field_widgets(self._fields, self._value, "")
+        yield Static(id="schema-errors")
+
+    def focus_first(self) -> None:
+        """Focus the first editor of the form."""
+        for widget in self.query("*"):
+            if widget.focusable:
+                widget.focus()
+                return
+
+    def read(self, errors: list[str]) -> dict[str, Any] | None:
+        """The arguments as typed, before validation (``None`` when they cannot be read)."""
+        if self.json_mode:
+            value = _load_json(self.query_one("#schema-json", TextArea).text or "{}", "", errors)
+            if value is MISSING:
+                return None
+            if not isinstance(value, dict):
+                errors.append("the arguments must be a JSON object")
+                return None
+            return value
+        return _read_fields(self, errors)
+
+    def result(self) -> FormResult:
+        """Read and validate: the schema first, then the tool's own ``validate``."""
+        errors: list[str] = []
+        arguments = self.read(errors)
+        if arguments is None or errors:
+            return FormResult(None, tuple(errors))
+        if self.validator is not None:
+            errors.extend(schema_errors(self.validator, arguments))
+        if not errors and self.tool_validate is not None:
+            try:
+                self.tool_validate(arguments)
+            except Exception as exc:  # the tool's own check may raise anything: it refuses the arguments
+                errors.append(f"refused: {sanitize_public_message(str(exc) or type(exc).__name__)}")
+        return FormResult(None if errors else arguments, tuple(errors))
+
+    def submit(self) -> FormResult:
+        """Validate, show the errors, and post :class:`Submitted` when the arguments are valid."""
+        outcome = self.result()
+        self.show_errors(outcome.errors)
+        if outcome.arguments is not None:
+            self.post_message(self.Submitted(self, outcome.arguments))
+        return outcome
+
+    def show_errors(self, errors: Sequence[str]) -> None:
+        """Show ``errors`` under the form (they may quote untrusted schema text, so they stay plain)."""
+        text = Text("\n").join(render_untrusted(line, newlines="visible") for line in errors)
+        self.query_one("#schema-errors", Static).update(text)
+
+    @on(Input.Submitted)
+    def _submit_from_input(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.submit_on_enter:
+            self.submit()
+
+    async def action_toggle_json(self) -> None:
+        """Switch between the form and the JSON editor, keeping what was typed."""
+        errors: list[str] = []
+        current = self.read(errors)
+        if current is None or errors:
+            self.show_errors([*errors, "fix these before switching"])
+            return
+        if self.json_mode:
+            fields = plan_fields(self.schema, current) if self.validator is not None else None
+            if fields is None:
+                self.show_errors(["these arguments can only be edited as JSON"])
+                return
+            self._fields = fields
+        self._value = current
+        self.json_mode = not self.json_mode
+        await self.recompose()

@@ -1,0 +1,91 @@
+"""Revoking an "always" grant, and checking edited arguments before they are approved."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ditto_tui.errors import ValidationError
+from ditto_tui.interaction import Tool, create_interaction_worker
+from ditto_tui.runtime import Runtime, WorkerContext, create_ditto
+from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
+
+
+def _validate(args: Mapping[str, Any]) -> None:
+    if set(args) != {"text"} or not isinstance(args["text"], str):
+        raise ValueError("exactly one string field 'text' is accepted")
+
+
+async def _execute(args: Mapping[str, Any], _context: WorkerContext) -> dict[str, Any]:
+    return {"status": "success", "content": args["text"]}
+
+
+NOTE = Tool(
+    name="note",
+    description="Keep a note.",
+    input_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+    effects=[],
+    requires_approval=True,
+    validate_fn=_validate,
+    execute_fn=_execute,
+)
+
+
+def _runtime(tmp_path: Path, approver: Any) -> tuple[Runtime, ApprovalGate]:
+    gate = ApprovalGate(approver=approver)
+    worker = create_interaction_worker(tools=[NOTE], approval=gate)
+    return create_ditto(sandbox={"tools": ["note"]}, workspace=tmp_path, workers=[worker]), gate
+
+
+def _call(text: Any) -> dict[str, Any]:
+    return {"call": {"id": "n-1", "name": "note", "arguments": {"text": text}}}
+
+
+class Always:
+    """Answers "approve always" and counts the questions."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.asked += 1
+        return ApprovalDecision(kind="approve_always")
+
+
+async def test_revoke_ends_an_always_grant_and_the_next_call_asks_again(tmp_path: Path) -> None:
+    approver = Always()
+    runtime, gate = _runtime(tmp_path, approver)
+    await runtime.invoke("INTERACTION.ACT.TOOL", _call("a"))
+    await runtime.invoke("INTERACTION.ACT.TOOL", _call("b"))
+    assert approver.asked == 1 and gate.always_approved() == ["note"]
+    assert gate.revoke("note") is True
+    assert gate.always_approved() == [] and gate.revoke("note") is False
+    result = await runtime.invoke("INTERACTION.ACT.TOOL", _call("c"))
+    assert result.status == "success" and approver.asked == 2
+
+
+def test_revoking_a_tool_without_a_grant_changes_nothing() -> None:
+    assert ApprovalGate().revoke("anything") is False
+
+
+async def test_check_arguments_runs_the_tools_own_validate_for_a_pending_request(tmp_path: Path) -> None:
+    approver = QueueApprover()
+    runtime, gate = _runtime(tmp_path, approver)
+    task = asyncio.ensure_future(runtime.invoke("INTERACTION.ACT.TOOL", _call("draft")))
+    while not approver.pending():
+        await asyncio.sleep(0.001)
+    (request,) = approver.pending()
+    gate.check_arguments(request.request_id, {"text": "final"})
+    with pytest.raises(ValidationError, match="exactly one string field"):
+        gate.check_arguments(request.request_id, {"text": 3})
+    with pytest.raises(ValidationError, match="not JSON-compatible"):
+        gate.check_arguments(request.request_id, {"text": float("nan")})
+    approver.resolve(request.request_id, ApprovalDecision(kind="approve", arguments={"text": "final"}))
+    result = await task
+    assert result.content == "final"
+    with pytest.raises(ValidationError, match="is not pending"):
+        gate.check_arguments(request.request_id, {"text": "late"})

@@ -1,0 +1,114 @@
+"""Helpers for the Run screen and approval tests: a workspace, the app over a graph file, waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from textual.pilot import Pilot
+from textual.worker import Worker
+
+from ditto_tui.config import RuntimeConfig, load_runtime_config_file
+from ditto_tui.program import load_program
+from ditto_tui.runtime import ApprovalResolved
+from ditto_tui.tui import DittoApp, RunSpec
+from ditto_tui.tui.screens.approval import ApprovalModal
+from ditto_tui.tui.screens.run import RunScreen
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+SIZE = (120, 36)
+
+
+def workspace(tmp_path: Path) -> Path:
+    """A workspace holding a README and a note, with the TUI test config."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    shutil.copy(DATA / "ditto.tui.yaml", root / "ditto.yaml")
+    (root / "README.md").write_text("# Demo\n", encoding="utf-8")
+    (root / "note.md").write_text("old note\n", encoding="utf-8")
+    return root
+
+
+def config(root: Path, **approval: Any) -> RuntimeConfig:
+    """The workspace config, with ``approval`` fields (e.g. ``timeoutSeconds``) added."""
+    loaded = load_runtime_config_file(root / "ditto.yaml", {})
+    if approval:
+        section = loaded.approval.model_copy(update=approval)
+        loaded = loaded.model_copy(update={"approval": section})
+    return loaded
+
+
+def app_for(root: Path, graph_file: str, settings: RuntimeConfig | None = None) -> DittoApp:
+    """The app the CLI opens for ``ditto-tui run GRAPH`` (``graph_file`` under graphs/ or tests/data)."""
+    path = ROOT / graph_file
+    settings = settings or config(root)
+    program = load_program(path, settings, root)
+    return DittoApp(RunSpec(config=settings, workspace=root, program=program))
+
+
+async def wait_until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the app run until ``condition()`` holds (fails the test after ``timeout`` seconds)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await pilot.pause(0.01)
+
+
+async def approval_view(pilot: Pilot[Any], *, armed: bool = True) -> ApprovalModal:
+    """The approval view once it is open (and, by default, once its keys are armed)."""
+    app = pilot.app
+    assert isinstance(app, DittoApp)
+    await wait_until(pilot, lambda: app.desk.open is not None and app.screen is app.desk.open)
+    view = app.desk.open
+    assert view is not None
+    await pilot.pause()
+    if armed:
+        await wait_until(pilot, lambda: view.armed)
+    return view
+
+
+def run_screen(app: DittoApp) -> RunScreen:
+    """The Run screen (the base of the run mode)."""
+    screen = app.screen_stack[0]
+    assert isinstance(screen, RunScreen)
+    return screen
+
+
+def decisions(app: DittoApp) -> list[ApprovalResolved]:
+    """Every ``approval_resolved`` event the Run screen received, in order."""
+    entries = run_screen(app).model.entries
+    return [event for entry in entries for event in entry.events if isinstance(event, ApprovalResolved)]
+
+
+def run_worker(app: DittoApp) -> Worker[Any]:
+    """The worker that runs the program."""
+    runner = run_screen(app).runner
+    assert runner is not None
+    return runner
+
+
+async def outputs(pilot: Pilot[Any]) -> dict[str, Any]:
+    """Wait for the run to end; its ``{node_id: output}``."""
+    app = pilot.app
+    assert isinstance(app, DittoApp)
+    worker = run_worker(app)
+    await wait_until(pilot, lambda: worker.is_finished)
+    result = worker.result
+    assert isinstance(result, dict), worker.error
+    return result
+
+
+def screen_text(app: DittoApp) -> str:
+    """Everything on screen as plain text, one line per row."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True, legacy_windows=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text(styles=False)

@@ -1,0 +1,134 @@
+"""The Run screen's model folded from events, and where the DAG puts boxes and edges."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ditto_tui.contracts import ExternalResult
+from ditto_tui.runtime import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ExecutionEvent,
+    LoopIteration,
+    NodeFinished,
+    NodeInfo,
+    NodeStarted,
+    RunFinished,
+    RunStarted,
+)
+from ditto_tui.tui.run_state import RunModel, arguments_summary, format_seconds
+from ditto_tui.tui.widgets.dag_layout import BOX_HEIGHT, DOWN, LINES, UP, layout
+
+IDS: dict[str, Any] = {"run_id": "run-1"}
+
+
+def _start(nodes: tuple[NodeInfo, ...], kind: str = "graph") -> RunStarted:
+    return RunStarted(**IDS, seq=1, at=100.0, plan="p", plan_kind=kind, nodes=nodes)  # type: ignore[arg-type]
+
+
+def _tool(seq: int, node: str, at: float) -> NodeStarted:
+    call = {"call": {"id": f"c-{node}", "name": "write_text", "arguments": {"path": "a.md", "text": "x\n"}}}
+    return NodeStarted(
+        **IDS,
+        seq=seq,
+        at=at,
+        node_id=node,
+        node_type="INTERACTION.ACT.TOOL",
+        execution_id=f"e-{node}",
+        input=call,
+    )
+
+
+def _done(seq: int, node: str, status: str) -> NodeFinished:
+    fields: dict[str, Any] = (
+        {"content": "ok"} if status == "success" else {"error": {"code": "X", "message": "no"}}
+    )
+    result = ExternalResult.model_validate(
+        {"call_id": f"c-{node}", "source": "write_text", "status": status, **fields}
+    )
+    return NodeFinished(
+        **IDS, seq=seq, at=101.0, node_id=node, node_type="INTERACTION.ACT.TOOL", execution_id=f"e-{node}",
+        duration_ms=12.0, output=result,
+    )  # fmt: skip
+
+
+def test_calls_and_approvals_move_nodes_through_their_states() -> None:
+    model = RunModel()
+    events: list[ExecutionEvent] = [
+        _start((NodeInfo(id="a", type="T.TOOL"), NodeInfo(id="b", type="T.TOOL"))),
+        _tool(2, "a", 100.5),
+        ApprovalRequested(
+            **IDS, seq=3, at=100.6, request_id="r-1", call_id="c-a", tool="write_text", node_id="a",
+            arguments={"path": "a.md"}, arguments_digest="0" * 64, tool_digest="1" * 64, rule="tool:write_*",
+        ),
+    ]  # fmt: skip
+    model.apply(events)
+    assert model.nodes["a"].state == "awaiting" and model.counts()["pending"] == 1
+    assert list(model.pending_approvals) == ["r-1"] and model.elapsed(104.0) == pytest.approx(4.0)
+    model.apply(
+        [
+            ApprovalResolved(
+                **IDS, seq=4, at=101.0, request_id="r-1", call_id="c-a", tool="write_text", decision="deny",
+                reason="not now", arguments_digest="0" * 64,
+            ),
+            _done(5, "a", "failed"),
+            _tool(6, "b", 101.0),
+            _done(7, "b", "success"),
+            RunFinished(**IDS, seq=8, at=102.0, status="succeeded", duration_ms=2000.0),
+        ]
+    )  # fmt: skip
+    assert (model.nodes["a"].state, model.nodes["b"].state) == ("failed", "succeeded")
+    approval = next(entry for entry in model.entries if entry.kind == "approval")
+    assert approval.status == "denied" and approval.summary == "denied: not now"
+    call = model.nodes["a"].entry
+    assert call is not None and call.status == "failed" and call.summary == "X: no"
+    assert model.phase == "succeeded" and model.elapsed(500.0) == pytest.approx(2.0)
+    assert model.pending_approvals == {}
+
+
+def test_a_nested_node_hangs_under_its_caller_and_a_loop_counts_its_runs() -> None:
+    model = RunModel()
+    model.apply([_start((NodeInfo(id="step", type="AGENT.STEP"),), "loop")])
+    for iteration in (1, 2):
+        model.apply(
+            [
+                LoopIteration(**IDS, seq=10 * iteration, at=100.0, iteration=iteration, max_iterations=5),
+                _tool(10 * iteration + 1, "step", 100.0),
+                _tool(10 * iteration + 2, "step/act-1", 100.1),
+            ]
+        )
+    assert model.iteration == 2 and model.nodes["step"].runs == 2
+    assert model.nodes["step/act-1"].deps == ("step",) and model.nodes["step/act-1"].runs == 2
+    assert [entry.title for entry in model.entries if entry.kind == "iteration"] == [
+        "iteration 1/5",
+        "iteration 2/5",
+    ]
+
+
+def test_summaries_and_durations_are_short() -> None:
+    assert arguments_summary({"path": "a.md", "text": "x" * 500}).count("x") < 60
+    assert arguments_summary({"text": "a\nb"}) == 'text="a\\nb"'
+    assert [format_seconds(s) for s in (0.0123, 4.25, 185)] == ["12ms", "4.2s", "3m05s"]
+
+
+def test_layers_follow_dependency_depth_and_a_long_edge_runs_straight_through() -> None:
+    result = layout({"read": (), "write": (), "observe": ("write",), "output": ("observe", "write")})
+    assert [layer for layer in result.layers if layer][0] == ["read", "write"]
+    assert result.layers[1][0] == "observe" and result.layers[1][1].startswith("write->output")
+    boxes = result.boxes
+    assert boxes["observe"].y > boxes["write"].y and boxes["output"].y > boxes["observe"].y
+    # The dummy of write -> output carries a straight vertical line beside observe.
+    column = boxes["write"].center
+    rows = range(boxes["observe"].y, boxes["observe"].y + BOX_HEIGHT)
+    assert all(result.lines.get((column, row)) == UP | DOWN for row in rows)
+    assert result.tees[(column, boxes["write"].y + BOX_HEIGHT - 1)] == "┬"
+    assert result.box_at(boxes["output"].x + 1, boxes["output"].y + 1) is boxes["output"]
+    assert LINES[UP | DOWN] == "│" and result.box_at(-1, -1) is None
+
+
+def test_a_chain_is_one_column() -> None:
+    result = layout({"a": (), "b": ("a",), "c": ("b",)})
+    assert len({box.x for box in result.boxes.values()}) == 1 and result.layers == [["a"], ["b"], ["c"]]
+    assert DOWN & result.lines[(result.boxes["a"].center, result.boxes["a"].y + BOX_HEIGHT)]
