@@ -26,6 +26,9 @@ help:
 	@echo "make test   lint, type-check, import contracts, then the test suite"
 	@echo "make bench  runtime overhead per node: ditto_tui vs LangGraph vs bare asyncio"
 	@echo "           and a capped command: cat of a 2 GiB sparse file (time, peak memory)"
+	@echo "           and MCP over stdio: ACT.MCP invoke and discovery vs the raw SDK"
+	@echo "           and the run journal: write cost per event, fsync, overhead on the 50-node graph"
+	@echo "           and the UI: 20,000 tool calls into the Run screen vs a bare RichLog, cold start"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -60,4 +63,7 @@ test: lint $(NPM_STAMP)
 
 bench: $(DEV_STAMP)
 	$(PY) -m benchmarks.bench_runtime
+	$(PY) -m benchmarks.bench_mcp
 	$(PY) -m benchmarks.bench_commands
+	$(PY) -m benchmarks.bench_journal
+	$(PY) -m benchmarks.bench_tui

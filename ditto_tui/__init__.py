@@ -74,6 +74,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ApprovalPolicy",
         "ApprovalRequest",
         "Approver",
+        "RunJournal",
+        "read_journal",
     ),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -9,10 +9,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ditto_tui import runs_cli
 from ditto_tui.config import RuntimeConfig, load_runtime_config_file
 from ditto_tui.errors import DittoError
 from ditto_tui.headless import run_headless
 from ditto_tui.program import Program, load_program
+from ditto_tui.supervise import JournalRead
 
 DEFAULT_GRAPH = "graphs/react_agent.py"
 DESCRIPTION = """\
@@ -39,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--config", default=None, help="the config file (default: ./ditto.yaml if present)")
     mcp.add_argument("--workspace", default=".", help="the workspace directory (default: .)")
+    runs_cli.add_commands(commands)
     for command in (parser, run):
         command.add_argument(
             "--config", default=None, help="the config file (default: ./ditto.yaml if present)"
@@ -54,6 +57,11 @@ def _parser() -> argparse.ArgumentParser:
             choices=("deny", "allow"),
             default="deny",
             help="how calls that ask for approval are answered in headless runs (default: deny)",
+        )
+        command.add_argument(
+            "--no-journal",
+            action="store_true",
+            help="do not journal the run under .ditto/runs/ (see `ditto-tui runs`)",
         )
     return parser
 
@@ -77,11 +85,20 @@ def _config(path: str | None, workspace: Path) -> RuntimeConfig:
     return RuntimeConfig()
 
 
-def _open_app(config: RuntimeConfig, workspace: Path, program: Program | None) -> int:
+def _open_app(config: RuntimeConfig, workspace: Path, program: Program | None, journal: bool = True) -> int:
     """Run the Textual app until the user quits (imported here: headless runs never load Textual)."""
     from ditto_tui.tui import DittoApp, RunSpec
 
-    app = DittoApp(RunSpec(config=config, workspace=workspace, program=program))
+    app = DittoApp(RunSpec(config=config, workspace=workspace, program=program, journal=journal))
+    app.run()
+    return app.return_code or 0
+
+
+def _open_replay(journal: JournalRead) -> int:
+    """Reopen a recorded run in the Replay screen until the user quits."""
+    from ditto_tui.tui.replay import ReplayApp
+
+    app = ReplayApp(journal)
     app.run()
     return app.return_code or 0
 
@@ -89,6 +106,12 @@ def _open_app(config: RuntimeConfig, workspace: Path, program: Program | None) -
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run; returns the process exit code."""
     args = _parser().parse_args(argv)
+    if args.command in runs_cli.COMMANDS:
+        try:
+            return runs_cli.run_command(args, _config, _open_replay)
+        except DittoError as exc:
+            print(f"ditto-tui: {exc.title.lower()}: {exc.message}", file=sys.stderr)
+            return 2
     workspace = Path(args.workspace).resolve()
     graph_file = Path(args.graph) if args.command == "run" else workspace / DEFAULT_GRAPH
     try:
@@ -99,9 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DittoError as exc:
         print(f"ditto-tui: {exc.title.lower()}: {exc.message}", file=sys.stderr)
         return 2
+    journal = not args.no_journal
     if not args.headless:
-        return _open_app(config, workspace, program)
-    return asyncio.run(run_headless(program, config, workspace, approve=args.approve))
+        return _open_app(config, workspace, program, journal)
+    return asyncio.run(run_headless(program, config, workspace, approve=args.approve, journal=journal))
 
 
 if __name__ == "__main__":

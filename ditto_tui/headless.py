@@ -15,12 +15,14 @@ from ditto_tui.context import create_context_worker
 from ditto_tui.contracts import OutputReceipt, OutputRequest
 from ditto_tui.errors import DittoError
 from ditto_tui.infer import create_infer_worker, resolve_provider
-from ditto_tui.interaction import McpRegistry, McpServerStatus, create_interaction_worker
+from ditto_tui.interaction import McpRegistry, McpServerStatus, ToolRegistry, create_interaction_worker
 from ditto_tui.program import Program
 from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, WorkerDefinition, create_ditto
 from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, StaticApprover
+from ditto_tui.supervise.journal_gate import JournaledGate
+from ditto_tui.supervise.journal_setup import create_run_journal
 
 
 def _default(value: Any) -> Any:
@@ -45,19 +47,41 @@ class PrintSink:
 
 
 def build_runtime(
-    program: Program, config: RuntimeConfig, workspace: Path, approver: Any, *, mcp: McpRegistry | None = None
+    program: Program,
+    config: RuntimeConfig,
+    workspace: Path,
+    approver: Any,
+    *,
+    mcp: McpRegistry | None = None,
+    journal: bool = True,
 ) -> tuple[Runtime, ApprovalGate]:
     """The runtime a program runs on: config sandbox, local executor, INTERACTION worker with its gate.
 
     With ``mcp`` (connected servers, see :func:`open_runtime`) the worker also exposes INTERACTION.ACT.MCP.
+    With ``journal`` every run is journaled under ``.ditto/runs/`` and a call whose approval the journal
+    cannot record is not executed (``ditto_tui.supervise.journal``).
     """
     gate = ApprovalGate(
         policy=ApprovalPolicy(rule.model_dump(exclude_none=True) for rule in config.approval.rules),
         approver=approver,
         timeout=config.approval.timeout_seconds,
     )
+    tools = ToolRegistry(program.tools)
+    run_journal = None
+    if journal:
+        run_journal = create_run_journal(
+            workspace,
+            program=program.name,
+            gate=gate,
+            tools=tools,
+            approver=approver,
+            secrets=config.secret_values(),
+        )
     worker = create_interaction_worker(
-        tools=list(program.tools), output=program.output or PrintSink(), approval=gate, mcp=mcp
+        tools=tools,
+        output=program.output or PrintSink(),
+        approval=gate if run_journal is None else JournaledGate(gate, run_journal),
+        mcp=mcp,
     )
     runtime = create_ditto(
         config=config,
@@ -65,6 +89,8 @@ def build_runtime(
         sandbox_executor=create_local_sandbox_executor(workspace),
         workers=[worker, *agent_workers(program, config, workspace)],
     )
+    if run_journal is not None:
+        run_journal.attach(runtime)
     return runtime, gate
 
 
@@ -88,7 +114,7 @@ class RunSession:
 
 @asynccontextmanager
 async def open_runtime(
-    program: Program, config: RuntimeConfig, workspace: Path, approver: Any
+    program: Program, config: RuntimeConfig, workspace: Path, approver: Any, *, journal: bool = True
 ) -> AsyncIterator[RunSession]:
     """:func:`build_runtime` with the MCP servers of ``mcp.servers`` connected.
 
@@ -98,7 +124,7 @@ async def open_runtime(
     that fails to start does not stop the run: ``session.mcp.status(name)`` says why.
     """
     async with _mcp_servers(config, workspace) as mcp:
-        runtime, gate = build_runtime(program, config, workspace, approver, mcp=mcp)
+        runtime, gate = build_runtime(program, config, workspace, approver, mcp=mcp, journal=journal)
         async with runtime:
             yield RunSession(runtime=runtime, gate=gate, mcp=mcp)
 
@@ -143,12 +169,17 @@ async def run_headless(
     approve: Literal["allow", "deny"] = "deny",
     out: TextIO | None = None,
     err: TextIO | None = None,
+    journal: bool = True,
 ) -> int:
-    """Run ``program``, print every event as JSON; 0 when the run finishes, 1 with a reason when not."""
+    """Run ``program``, print every event as JSON; 0 when the run finishes, 1 with a reason when not.
+
+    The run is journaled under ``.ditto/runs/`` unless ``journal`` is False.
+    """
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        async with open_runtime(program, config, workspace, StaticApprover(approve)) as session:
+        approver = StaticApprover(approve)
+        async with open_runtime(program, config, workspace, approver, journal=journal) as session:
             _report_servers(session.mcp, err)
             runtime = session.runtime
             runtime.subscribe(lambda event: print(event_json(event), file=out, flush=True))

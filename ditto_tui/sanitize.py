@@ -9,7 +9,7 @@ import os
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ditto_tui.contracts import InteractionError
@@ -97,6 +97,14 @@ _QUERY_PATTERN = re.compile(
 _MAYBE_CREDENTIAL = re.compile(
     r"(?i)sk-|github_pat_|gh[pousr]_|xox[abprs]-|akia|asia|aiza|eyj|-----begin"
     r"|authorization|api-key|token|cookie|bearer|=|://"
+)
+# A string kept under a key like these is a credential whatever it looks like (``{"api_key": "x"}``).
+_SECRET_KEY = re.compile(
+    r"(?i)api[-_]?key|apikey|secret|passw(?:or)?d|token|authori[sz]ation|credential|cookie"
+)
+# Both first looks at once, for ASCII text already lowercased (ASCII case folding is plain lowercasing).
+_MAYBE_SECRET_LOWER = re.compile(
+    _MAYBE_CREDENTIAL.pattern.removeprefix("(?i)") + "|" + _SECRET_KEY.pattern.removeprefix("(?i)")
 )
 
 # --- absolute paths (E-05) -------------------------------------------------------------------------------
@@ -217,7 +225,7 @@ def safe_error(
 
 
 class SecretRedactor:
-    """Redacts text that is kept rather than shown as an error (the run journal, for one).
+    """Redacts text and JSON data that are kept rather than shown as an error (the run journal, for one).
 
     Configured ``secrets`` in every form :func:`sanitize_public_message` knows, private key blocks and
     credential markers become ``[REDACTED]``; nothing else changes: no cut, line breaks and paths stay.
@@ -235,10 +243,30 @@ class SecretRedactor:
             return text
         return _redact_credentials(_PEM_BLOCK.sub(REDACTED, text))
 
+    def redact_data(self, value: Any) -> Any:
+        """JSON data with every string redacted, keys included, and every nonempty string kept under a
+        key that names a credential (``api_key``, ``token``, ``password``…) replaced whole."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, list):
+            return [self.redact_data(item) for item in value]
+        if isinstance(value, dict):
+            return {
+                self.redact(key): REDACTED
+                if isinstance(item, str) and item and _SECRET_KEY.search(key)
+                else self.redact_data(item)
+                for key, item in value.items()
+            }
+        return value
+
     def may_redact(self, text: str) -> bool:
-        """A cheap first look: False when :meth:`redact` leaves ``text`` unchanged, and also every string
-        that ``text`` holds JSON-encoded (JSON escaping never splits a secret or a marker)."""
-        return _MAYBE_CREDENTIAL.search(text) is not None or any(probe in text for probe in self._probes)
+        """A cheap first look: False when :meth:`redact_data` leaves unchanged ``text`` and every JSON
+        value ``text`` holds encoded (JSON escaping never splits a secret, a marker or a key name)."""
+        if any(probe in text for probe in self._probes):
+            return True
+        if text.isascii():
+            return _MAYBE_SECRET_LOWER.search(text.lower()) is not None
+        return _MAYBE_CREDENTIAL.search(text) is not None or _SECRET_KEY.search(text) is not None
 
 
 # --- the pipeline --------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""The bundled demo MCP server: notes tools over a folder, on stdio or streamable HTTP (127.0.0.1).
+"""The bundled demo MCP server: notes tools over a folder, on stdio, streamable HTTP or SSE (127.0.0.1).
 
-    python -m ditto_tui.demo.mcp_server --notes DIR [--catalogue N] [--http PORT]
+    python -m ditto_tui.demo.mcp_server --notes DIR [--catalogue N] [--http PORT | --sse PORT]
 
 Read tools list, read, search and check notes (``search_notes`` returns structured content with an output
 schema; ``check_note`` reports an ``isError`` result for a note without a title); ``write_note`` replaces a
@@ -184,19 +184,23 @@ def prepare_notes(folder: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the demo server on stdio, or on streamable HTTP at 127.0.0.1 with ``--http PORT``."""
+    """Run the demo server on stdio, or at 127.0.0.1 with ``--http PORT`` or ``--sse PORT``."""
     parser = argparse.ArgumentParser(description="The ditto-tui demo MCP server (notes tools).")
     parser.add_argument("--notes", required=True, help="the notes folder (created with sample notes)")
     parser.add_argument("--catalogue", type=int, default=0, help="add N generated tools")
-    parser.add_argument("--http", type=int, default=None, metavar="PORT", help="serve HTTP on 127.0.0.1")
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1")
+    transport.add_argument("--sse", type=int, metavar="PORT", help="serve SSE on 127.0.0.1")
     args = parser.parse_args(argv)
     folder = Path(args.notes)
     prepare_notes(folder)
     server = build_server(folder, catalogue=args.catalogue)
-    if args.http is None:
-        server.run()
-    else:
+    if args.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
+    elif args.sse is not None:
+        server.run("sse", host="127.0.0.1", port=args.sse)
+    else:
+        server.run()
     return 0
 
 

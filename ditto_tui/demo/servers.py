@@ -17,14 +17,20 @@ MODULE = "ditto_tui.demo.mcp_server"
 
 
 def demo_server_args(
-    notes: str | os.PathLike[str], *, catalogue: int = 0, http_port: int | None = None
+    notes: str | os.PathLike[str],
+    *,
+    catalogue: int = 0,
+    http_port: int | None = None,
+    sse_port: int | None = None,
 ) -> list[str]:
-    """Command-line arguments of the demo server (after ``python``)."""
+    """Command-line arguments of the demo server (after ``python``); stdio unless a port is given."""
     args = ["-m", MODULE, "--notes", os.fspath(notes)]
     if catalogue:
         args += ["--catalogue", str(catalogue)]
     if http_port is not None:
         args += ["--http", str(http_port)]
+    if sse_port is not None:
+        args += ["--sse", str(sse_port)]
     return args
 
 

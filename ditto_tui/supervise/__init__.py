@@ -1,4 +1,4 @@
-"""Supervision: the approval policy, the approval gate, approvers and the execution events."""
+"""Supervision: approval policy, approval gate, approvers, execution events and the run journal."""
 
 from ditto_tui.runtime.approval import Approval
 from ditto_tui.runtime.events import (
@@ -15,6 +15,9 @@ from ditto_tui.runtime.events import (
 )
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
 from ditto_tui.supervise.gate import ApprovalGate, Approver
+from ditto_tui.supervise.journal import JournalError, RunJournal
+from ditto_tui.supervise.journal_gate import JournaledGate
+from ditto_tui.supervise.journal_read import JournalEntry, JournalRead, read_journal
 from ditto_tui.supervise.policy import ApprovalPolicy, ApprovalRule, Verdict
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
 
@@ -29,6 +32,10 @@ __all__ = [
     "ApprovalRule",
     "Approver",
     "ExecutionEvent",
+    "JournalEntry",
+    "JournalError",
+    "JournalRead",
+    "JournaledGate",
     "LoopIteration",
     "NodeFailed",
     "NodeFinished",
@@ -36,7 +43,9 @@ __all__ = [
     "NodeStarted",
     "QueueApprover",
     "RunFinished",
+    "RunJournal",
     "RunStarted",
     "StaticApprover",
     "Verdict",
+    "read_journal",
 ]

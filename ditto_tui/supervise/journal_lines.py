@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from ditto_tui.runtime.events import ExecutionEvent
-from ditto_tui.sanitize import REDACTED, SecretRedactor
+from ditto_tui.runtime.events import ExecutionEvent, NodeInfo
+from ditto_tui.sanitize import SecretRedactor
 
 JOURNAL_FORMAT = "ditto-tui/run-journal"
 JOURNAL_VERSION = 1
@@ -23,9 +22,6 @@ ACT_TOOL = "INTERACTION.ACT.TOOL"
 ACT_MCP = "INTERACTION.ACT.MCP"
 OBSERVE = "INTERACTION.OBSERVE"
 OUTPUT = "INTERACTION.OUTPUT"
-
-# A string kept under one of these keys is a credential whatever it looks like (``{"api_key": "x"}``).
-_SECRET_KEY = re.compile(r"(?i)api[-_]?key|apikey|secret|passw(?:or)?d|token|authori[sz]ation|credential|cookie")
 
 Links = dict[str, str]
 
@@ -69,6 +65,8 @@ def output_links(node_type: str, output: Any) -> Links | None:
 
 def _wire(value: Any) -> Any:
     """The JSON form of a value the encoder does not know: contracts as on the wire, else ``repr``."""
+    if isinstance(value, NodeInfo):  # every node of every run_started: worth a shortcut past model_dump
+        return {"id": value.id, "type": value.type, "deps": list(value.deps)}
     to_wire = getattr(value, "to_wire", None)
     if callable(to_wire):
         return to_wire()
@@ -123,25 +121,11 @@ class LineEncoder:
             line = self._encode(fields)
         except (TypeError, ValueError, RecursionError):
             line = self._encode(_plain(fields))
-        if not (self._redactor.may_redact(line) or _SECRET_KEY.search(line)):
+        if not self._redactor.may_redact(line):
             return line
         original = json.loads(line)
-        redacted = self._redact(original)
+        redacted = self._redactor.redact_data(original)
         if redacted == original:
             return line
         redacted[REDACTED_KEY] = True
         return self._encode(redacted)
-
-    def _redact(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self._redactor.redact(value)
-        if isinstance(value, list):
-            return [self._redact(item) for item in value]
-        if isinstance(value, dict):
-            return {
-                self._redactor.redact(key): REDACTED
-                if isinstance(item, str) and item and _SECRET_KEY.search(key)
-                else self._redact(item)
-                for key, item in value.items()
-            }
-        return value

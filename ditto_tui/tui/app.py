@@ -15,6 +15,7 @@ from textual.worker import Worker, WorkerState
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.tui.approvals import ApprovalDesk
 from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RunBridge, RunSpec
+from ditto_tui.tui.heap import IdleCollector
 from ditto_tui.tui.screens.help import HelpScreen
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.screens.run import RunScreen
@@ -52,6 +53,7 @@ class DittoApp(App[None]):
         super().__init__()
         self.bridge = RunBridge(spec)
         self.desk = ApprovalDesk(self, self.bridge)
+        self.heap = IdleCollector()
         self.start_mode = start or ("run" if spec.program is not None else "mcp")
         self.mode_names = list(self.mode_screens())
         for mode, screen in self.mode_screens().items():
@@ -74,7 +76,13 @@ class DittoApp(App[None]):
         self.open_session()
         self.switch_mode(self.start_mode)
 
+    def on_ready(self) -> None:
+        """After the first frame: full collections only when idle (see :mod:`ditto_tui.tui.heap`)."""
+        self.heap.start()
+        self.set_interval(1.0, self.heap.tick)
+
     async def on_unmount(self) -> None:
+        self.heap.stop()
         await self.bridge.close()
 
     @work(group="session", exit_on_error=False)
@@ -95,7 +103,8 @@ class DittoApp(App[None]):
         self.refresh_bindings()
 
     def on_events_arrived(self, message: EventsArrived) -> None:
-        """Close an approval view whose request ended elsewhere."""
+        """Close an approval view whose request ended elsewhere; hold off full collections."""
+        self.heap.busy()
         self.desk.events_arrived(message.events)
         self.refresh_bindings()
 

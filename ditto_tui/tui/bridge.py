@@ -13,7 +13,8 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from ditto_tui.config import RuntimeConfig
-from ditto_tui.headless import build_runtime
+from ditto_tui.headless import open_runtime
+from ditto_tui.interaction import McpRegistry
 from ditto_tui.program import Program
 from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, graph
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
@@ -99,19 +100,24 @@ class ScreenApprover(QueueApprover):
 
 @dataclass(frozen=True, kw_only=True)
 class RunSpec:
-    """What the session opens: the config and workspace, and the graph file to run (None: browse only)."""
+    """What the session opens: the config and workspace, and the graph file to run (None: browse only).
+
+    ``journal``: whether runs are journaled under ``.ditto/runs/`` (``--no-journal`` turns it off).
+    """
 
     config: RuntimeConfig
     workspace: Path
     program: Program | None = None
+    journal: bool = True
 
 
 class RunBridge:
     """One session: a runtime kept open for every screen, the program run on it, events and decisions.
 
-    :meth:`serve` opens the runtime with the same :func:`ditto_tui.headless.build_runtime` as headless
-    runs (same sandbox, gate and events) and keeps it open until :meth:`close`; :meth:`run` runs the
-    program on it. Events go to one target (the Run screen, else the app), approval requests to the app.
+    :meth:`serve` opens the runtime with the same :func:`ditto_tui.headless.open_runtime` as headless
+    runs (same sandbox, gate, MCP servers, journal and events) and keeps it open until :meth:`close`;
+    :meth:`run` runs the program on it. Events go to one target (the Run screen, else the app),
+    approval requests to the app.
     """
 
     def __init__(self, spec: RunSpec) -> None:
@@ -120,6 +126,7 @@ class RunBridge:
         self.approver = ScreenApprover()
         self.runtime: Runtime | None = None
         self.gate: ApprovalGate | None = None
+        self.mcp: McpRegistry | None = None
         self._opened: asyncio.Future[Runtime] | None = None
         self._closing: asyncio.Event | None = None
         self._closed: asyncio.Event | None = None
@@ -134,18 +141,19 @@ class RunBridge:
         """Open the session's runtime and hold it open until :meth:`close` (or cancellation)."""
         opened = self._future()
         self._closing, self._closed = asyncio.Event(), asyncio.Event()
+        spec = self.spec
         try:
-            program = self.spec.program or _BROWSE_ONLY
-            runtime, gate = build_runtime(program, self.spec.config, self.spec.workspace, self.approver)
-            self.runtime, self.gate = runtime, gate
-            unsubscribe = runtime.subscribe(self.pump)
-            try:
-                async with runtime:
-                    opened.set_result(runtime)
+            async with open_runtime(
+                spec.program or _BROWSE_ONLY, spec.config, spec.workspace, self.approver, journal=spec.journal
+            ) as session:
+                self.runtime, self.gate, self.mcp = session.runtime, session.gate, session.mcp
+                unsubscribe = session.runtime.subscribe(self.pump)
+                try:
+                    opened.set_result(session.runtime)
                     await self._closing.wait()
-            finally:
-                unsubscribe()
-                self.pump.flush()
+                finally:
+                    unsubscribe()
+                    self.pump.flush()
         except Exception as exc:
             if not opened.done():
                 opened.set_exception(exc)

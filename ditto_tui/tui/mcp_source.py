@@ -252,6 +252,7 @@ async def open_mcp_source(
         cwd=workspace,
         allowed=config.sandbox.mcp,
         secrets=config.secret_values(),
+        wait=True,
     ) as registry:
         runtime = create_ditto(
             config=config,

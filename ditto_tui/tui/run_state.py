@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from ditto_tui.runtime import ExecutionEvent
+from ditto_tui.runtime import ExecutionEvent, NodeFailed, NodeFinished
 
 NodeState = Literal["pending", "running", "awaiting", "succeeded", "failed", "skipped"]
 NODE_STATES: tuple[NodeState, ...] = ("pending", "running", "awaiting", "succeeded", "failed", "skipped")
@@ -35,32 +35,83 @@ _DECISIONS = {
 }
 
 
-@dataclass(eq=False)
 class Entry:
     """One timeline row: a call, an observation, an output, an approval or a run-level event.
 
     ``version`` grows with every change so a widget can cache what it drew; ``events`` holds every
-    event the row was built from, for the detail pane.
+    event the row was built from, for the detail pane. A node's row works out its title and summary
+    from its events only when they are first read (usually: when the row scrolls into view), so an
+    event flood costs little more than appending the events.
     """
 
-    index: int
-    kind: EntryKind
-    at: float
-    title: str
-    summary: str = ""
-    status: str = ""
-    node_id: str | None = None
-    execution_id: str | None = None
-    duration_ms: float | None = None
-    version: int = 0
-    events: list[ExecutionEvent] = field(default_factory=list)
+    __slots__ = (
+        "_derived",
+        "_described",
+        "_summary",
+        "_title",
+        "at",
+        "duration_ms",
+        "events",
+        "execution_id",
+        "index",
+        "kind",
+        "node_id",
+        "status",
+        "version",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        kind: EntryKind,
+        event: ExecutionEvent,
+        *,
+        title: str | None = None,
+        summary: str | None = None,
+        status: str = "",
+        node_id: str | None = None,
+        execution_id: str | None = None,
+    ) -> None:
+        self.index = index
+        self.kind: EntryKind = kind
+        self.at = event.at
+        self.events: list[ExecutionEvent] = [event]
+        self.status = status
+        self.node_id = node_id
+        self.execution_id = execution_id
+        self.duration_ms: float | None = None
+        self.version = 0
+        self._title = title
+        self._summary = summary
+        self._derived = title is None
+        self._described = -1
+
+    @property
+    def title(self) -> str:
+        """The row's title: a tool name, a node type, a run or approval heading."""
+        self._describe()
+        return self._title or ""
+
+    @property
+    def summary(self) -> str:
+        """A one-line summary: arguments, what came back, a reason."""
+        self._describe()
+        return self._summary or ""
+
+    def _describe(self) -> None:
+        if self._derived and self._described != self.version:
+            self._title, self._summary = _describe_node(self)
+            self._described = self.version
 
     def update(self, event: ExecutionEvent, **changes: Any) -> None:
-        """Record ``event`` and apply ``changes`` to the row."""
+        """Record ``event`` and apply ``changes`` (``status``, ``duration_ms``, ``summary``) to the row."""
+        summary = changes.pop("summary", None)
         for name, value in changes.items():
             setattr(self, name, value)
         self.events.append(event)
         self.version += 1
+        if summary is not None:
+            self._summary = summary
 
 
 @dataclass(eq=False)
@@ -80,7 +131,7 @@ class NodeView:
 
 def field_of(value: Any, name: str) -> Any:
     """``value.name`` for an object; ``value[name]`` (or its camelCase spelling) for a mapping."""
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
         if name in value:
             return value[name]
         head, *rest = name.split("_")
@@ -133,8 +184,10 @@ def content_summary(content: Any) -> str:
 
 def outcome_status(output: Any) -> str:
     """The status an output reports (``success``, ``failed``, ``accepted``…), or ``done`` when none."""
-    result = field_of(output, "result") if field_of(output, "operation") == "invoke" else output
-    status = field_of(result, "status")
+    status = getattr(output, "status", None)
+    if status is None:
+        result = field_of(output, "result") if field_of(output, "operation") == "invoke" else output
+        status = field_of(result, "status")
     return status if isinstance(status, str) else "done"
 
 
@@ -195,8 +248,8 @@ class RunModel:
             if handler is not None:
                 handler(event)
 
-    def _add(self, kind: EntryKind, event: ExecutionEvent, title: str, **fields: Any) -> Entry:
-        entry = Entry(index=len(self.entries), kind=kind, at=event.at, title=title, events=[event], **fields)
+    def _add(self, kind: EntryKind, event: ExecutionEvent, title: str | None = None, **fields: Any) -> Entry:
+        entry = Entry(len(self.entries), kind, event, title=title, **fields)
         self.entries.append(entry)
         return entry
 
@@ -231,15 +284,9 @@ class RunModel:
         node.state, node.started_at, node.duration_ms = "running", event.at, None
         node.runs += 1
         node.execution_id = event.execution_id
-        kind, title, summary = _describe_input(event.node_type, event.input)
+        kind = _NODE_KINDS.get(event.node_type, "node")
         entry = self._add(
-            kind,
-            event,
-            title,
-            summary=summary,
-            status="running",
-            node_id=event.node_id,
-            execution_id=event.execution_id,
+            kind, event, status="running", node_id=event.node_id, execution_id=event.execution_id
         )
         node.entry = self._calls[event.execution_id] = entry
 
@@ -250,8 +297,7 @@ class RunModel:
         node.duration_ms = event.duration_ms
         entry = self._calls.pop(event.execution_id, None)
         if entry is not None:
-            summary = _describe_output(entry, event.output)
-            entry.update(event, status=status, duration_ms=event.duration_ms, summary=summary)
+            entry.update(event, status=status, duration_ms=event.duration_ms)
 
     def _node_failed(self, event: Any) -> None:
         node = self._node(event.node_id, event.node_type)
@@ -259,7 +305,7 @@ class RunModel:
         entry = self._calls.pop(event.execution_id, None)
         status = "cancelled" if event.cancelled else "error"
         if entry is not None:
-            entry.update(event, status=status, duration_ms=event.duration_ms, summary=event.error)
+            entry.update(event, status=status, duration_ms=event.duration_ms)
 
     def _node_skipped(self, event: Any) -> None:
         node = self._node(event.node_id, event.node_type)
@@ -307,43 +353,63 @@ class RunModel:
         self._add("event", event, event.name, summary=short_json(event.data, SUMMARY_CHARS), status="")
 
 
-def _describe_input(node_type: str, input: Any) -> tuple[EntryKind, str, str]:
-    """The kind, title and summary of the row a node's input starts."""
+_NODE_KINDS: Mapping[str, EntryKind] = {
+    "INTERACTION.ACT.TOOL": "call",
+    "INTERACTION.ACT.MCP": "mcp",
+    "INTERACTION.OBSERVE": "observation",
+    "INTERACTION.OUTPUT": "output",
+}
+
+
+def _describe_node(entry: Entry) -> tuple[str, str]:
+    """The title and summary of a node's row, from its start event and, once ended, its last one."""
+    start = entry.events[0]
+    title, summary = _describe_input(start.node_type, start.input)  # type: ignore[attr-defined]
+    end = entry.events[-1]
+    if isinstance(end, NodeFinished):
+        summary = _describe_output(entry.kind, summary, end.output)
+    elif isinstance(end, NodeFailed):
+        summary = end.error
+    return title, summary
+
+
+def _describe_input(node_type: str, input: Any) -> tuple[str, str]:
+    """The title and summary of the row a node's input starts."""
     if node_type == "INTERACTION.ACT.TOOL":
         call = field_of(input, "call")
-        return "call", str(field_of(call, "name")), arguments_summary(field_of(call, "arguments"))
+        return str(field_of(call, "name")), arguments_summary(field_of(call, "arguments"))
     if node_type == "INTERACTION.ACT.MCP":
         if field_of(input, "operation") == "invoke":
             call = field_of(input, "call")
             title = f"{field_of(input, 'server')}:{field_of(call, 'name')}"
-            return "mcp", title, arguments_summary(field_of(call, "arguments"))
+            return title, arguments_summary(field_of(call, "arguments"))
         servers = field_of(input, "servers")
-        return "mcp", "mcp discover", ", ".join(map(str, servers)) if servers else "every server"
+        return "mcp discover", ", ".join(map(str, servers)) if servers else "every server"
     if node_type == "INTERACTION.OBSERVE":
         result = field_of(input, "result")
-        return "observation", "observe", f"{field_of(result, 'source')} {field_of(result, 'call_id')}"
+        return "observe", f"{field_of(result, 'source')} {field_of(result, 'call_id')}"
     if node_type == "INTERACTION.OUTPUT":
-        return "output", "output", f"delivery {short_json(field_of(input, 'delivery_id'))}"
-    return "node", node_type, short_json(input, SUMMARY_CHARS)
+        return "output", f"delivery {short_json(field_of(input, 'delivery_id'))}"
+    return node_type, short_json(input, SUMMARY_CHARS)
 
 
-def _describe_output(entry: Entry, output: Any) -> str:
-    """The summary a finished row shows: what came back, or the start summary when nothing better."""
+def _describe_output(kind: EntryKind, summary: str, output: Any) -> str:
+    """The summary a finished row shows: what came back, or the start ``summary`` when nothing better."""
     error = field_of(field_of(output, "result") or output, "error")
     if error is not None:
         return f"{field_of(error, 'code')}: {field_of(error, 'message')}"
-    if entry.kind == "observation":
+    if kind == "observation":
         return content_summary(field_of(field_of(output, "message"), "content"))
-    if entry.kind == "output":
+    if kind == "output":
         artifacts = field_of(output, "artifacts") or ()
         return f"receipt {field_of(output, 'delivery_id')}, {len(artifacts)} artifacts"
-    if entry.kind == "mcp" and field_of(output, "operation") == "discover":
+    if kind == "mcp" and field_of(output, "operation") == "discover":
         return f"{len(field_of(output, 'capabilities') or ())} capabilities"
-    if entry.kind == "call":
+    if kind == "call":
         content = field_of(output, "content")
         if content is not None:
-            return f"{entry.summary} → {content_summary(content)}"
-    return entry.summary
+            return f"{summary} → {content_summary(content)}"
+    return summary
 
 
 def format_seconds(seconds: float) -> str:

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from mcp_helpers import SERVERS, free_port, http_server, lines, python_server, sandbox
+from mcp_helpers import ROOT, SERVERS, free_port, http_server, lines, python_server, sandbox
 
+from ditto_tui.__main__ import main
 from ditto_tui.config import parse_runtime_config
 from ditto_tui.errors import McpError
 from ditto_tui.headless import open_runtime
@@ -463,4 +464,24 @@ async def test_m18_a_server_the_sandbox_does_not_grant_is_never_started(tmp_path
     async with open_runtime(program, config, tmp_path, approver=None) as session:
         denied = session.mcp.status("sneaky")
     assert denied is not None and denied.state == "denied"
+    assert not marker.exists()
+
+
+async def test_m18_a_workspace_config_adding_a_server_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    workspace.mkdir()
+    elsewhere.mkdir()
+    marker = tmp_path / "started"
+    script = f"open({str(marker)!r}, 'w')"
+    (workspace / "ditto.yaml").write_text(
+        "sandbox:\n  mcp: [sneaky]\n"
+        f"mcp:\n  servers:\n    sneaky:\n      command: python3\n      args: ['-c', {json.dumps(script)}]\n"
+    )
+    monkeypatch.chdir(elsewhere)
+    graph_file = ROOT / "graphs" / "mcp_notes.py"
+    arguments = ["run", str(graph_file), "--workspace", str(workspace), "--headless", "--no-journal"]
+    code = await asyncio.to_thread(main, arguments)  # the CLI runs its own event loop
+    assert code == 1 and "ignoring ditto.yaml of the workspace" in capsys.readouterr().err
     assert not marker.exists()

@@ -160,6 +160,15 @@ async def test_demo_over_streamable_http(tmp_path: Path) -> None:
     assert status is not None and status.transport == "http" and status.state == "connected"
 
 
+async def test_demo_over_sse(tmp_path: Path) -> None:
+    port = free_port()
+    with http_server(demo_server_args(tmp_path / "notes", sse_port=port), port, tmp_path / "sse.log"):
+        servers = {"old": {"type": "sse", "url": f"http://127.0.0.1:{port}/sse"}}
+        async with open_mcp_servers(servers, log_dir=tmp_path / "logs") as registry:
+            result = await registry.invoke("old", call("e", "list_notes"), sandbox(tmp_path, "old"))
+    assert result.status == "success" and "welcome.md" in result.content[0].text  # type: ignore[index,union-attr]
+
+
 async def test_a_pasted_claude_desktop_block_connects_unchanged(tmp_path: Path) -> None:
     pasted = json.dumps({"demo": demo_server_entry(tmp_path / "notes")})
     config = parse_runtime_config({"sandbox": {"mcp": ["demo"]}, "mcp": {"servers": json.loads(pasted)}}, {})

@@ -28,7 +28,11 @@ class Terminal:
 
     def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10, check=False
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
 
     def start(self, command: list[str], cwd: Path) -> None:
@@ -37,6 +41,8 @@ class Terminal:
             "new-session", "-d", "-s", self.session, "-x", "120", "-y", "36", "-c", str(cwd), shell
         )
         assert started.returncode == 0, started.stderr
+        size = self.tmux("display-message", "-p", "-t", self.session, "#{window_width}x#{window_height}")
+        assert size.stdout.strip() == "120x36", size.stdout
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.session).stdout
@@ -94,9 +100,9 @@ def test_ditto_tui_in_tmux_waits_for_approval_then_writes_and_finishes(
         str(ROOT / "graphs/write_note.py"),
     ]
     terminal.start(command, workspace)
-    _poll(lambda: "Approve write_text" in terminal.screen(), "the approval view")
+    _poll(lambda: "a Approve once" in terminal.screen(), "the approval view and its keys")
     screen = terminal.screen()
-    assert "a Approve once" in screen and '"path": ".ditto/notes/hello.md"' in screen
+    assert "Approve write_text" in screen and '"path": ".ditto/notes/hello.md"' in screen
     assert not (workspace / NOTE).exists()
     # The view ignores keys for a moment after it opens: keep pressing the documented key until it takes.
     _poll(

@@ -1,4 +1,4 @@
-"""The MCP client port and ``McpRegistry``: bounded discovery and invocation on registered servers."""
+"""``McpRegistry``: bounded discovery and invocation on registered servers, drift and server status."""
 
 from __future__ import annotations
 
@@ -6,25 +6,51 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+from typing import Any
 
 import pydantic
 
-from ditto_tui.contracts import ContractModel, ExternalResult, InteractionError, McpCapability, ToolCall
+from ditto_tui.contracts import ExternalResult, InteractionError, McpCapability, ToolCall
 from ditto_tui.errors import McpError, ValidationError
 from ditto_tui.interaction.gate import CallGate
 from ditto_tui.interaction.mcp.drift import ChangeTrigger, McpToolChange, McpToolsChanged, ToolCatalog
 from ditto_tui.interaction.mcp.listing import Budget, list_server
+from ditto_tui.interaction.mcp.port import (
+    MCP_TOOL_ERROR_MESSAGE,
+    McpCallError,
+    McpClient,
+    McpDiscoverInput,
+    McpDiscovery,
+    McpInput,
+    McpInvocation,
+    McpInvokeInput,
+    map_tool_result,
+    parse_mcp_input,
+)
 from ditto_tui.interaction.mcp.status import McpServerStatus
-from ditto_tui.interaction.results import parse_outcome, validation_summary
+from ditto_tui.interaction.results import validation_summary
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sandbox import Sandbox
-from ditto_tui.sanitize import sanitize_public_message, unsafe_reason
+from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.signal import CancelSignal
+
+__all__ = [
+    "MCP_TOOL_ERROR_MESSAGE",
+    "TOOLS_CHANGED_EVENT",
+    "McpCallError",
+    "McpClient",
+    "McpDiscoverInput",
+    "McpDiscovery",
+    "McpInput",
+    "McpInvocation",
+    "McpInvokeInput",
+    "McpRegistry",
+    "map_tool_result",
+    "parse_mcp_input",
+]
 
 logger = logging.getLogger(__name__)
 
-MCP_TOOL_ERROR_MESSAGE = "The MCP server reported a tool error"
 TOOLS_CHANGED_EVENT = "mcp_tools_changed"
 """The custom event a discovery emits, inside a call, when a server's tools changed."""
 
@@ -32,134 +58,10 @@ ChangeListener = Callable[[McpToolsChanged], object]
 StatusListener = Callable[[McpServerStatus], object]
 
 
-@runtime_checkable
-class McpClient(Protocol):
-    """The application-owned MCP client port (an adapter over an SDK session)."""
-
-    async def list_tools(
-        self, cursor: str | None = None, signal: CancelSignal | None = None
-    ) -> Mapping[str, Any]:
-        """One page: ``{"tools": [...], "nextCursor"?: str}``."""
-        ...
-
-    async def call_tool(
-        self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
-    ) -> Mapping[str, Any]:
-        """Result fields: ``content``, ``structuredContent``, ``references``, ``isError``, ``error``.
-
-        A call that gets no tool result (deadline, lost connection, protocol error) raises
-        :class:`McpCallError`; cancellation through ``signal`` raises :class:`asyncio.CancelledError`.
-        """
-        ...
-
-
-class McpCallError(McpError):
-    """A call that reached an MCP client but ended without a tool result.
-
-    ``status`` is the ``ExternalResult`` status an invocation reports (``timeout`` for a deadline,
-    ``failed`` otherwise); ``message`` must already be a safe public message. A discovery that meets it
-    fails as a whole.
-    """
-
-    title = "MCP call failed"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str,
-        status: Literal["failed", "timeout"] = "failed",
-        retryable: bool | None = None,
-    ) -> None:
-        super().__init__(message, code=code)
-        self.status = status
-        self.retryable = retryable
-
-
-class McpDiscoverInput(ContractModel):
-    """Discover the tools of one server, or of every registered server when ``server`` is omitted."""
-
-    operation: Literal["discover"]
-    server: str | None = None
-
-
-class McpInvokeInput(ContractModel):
-    """Invoke one tool on one server."""
-
-    operation: Literal["invoke"]
-    server: str
-    call: ToolCall
-
-
-class McpDiscovery(ContractModel):
-    """The result of a discovery: every capability found, in server and page order."""
-
-    operation: Literal["discover"] = "discover"
-    capabilities: tuple[McpCapability, ...]
-
-
-class McpInvocation(ContractModel):
-    """The result of an invocation: the tool's ExternalResult (``source`` = ``server:tool``)."""
-
-    operation: Literal["invoke"] = "invoke"
-    result: ExternalResult
-
-
-McpInput = McpDiscoverInput | McpInvokeInput
-_INPUT_ADAPTER: pydantic.TypeAdapter[McpInput] = pydantic.TypeAdapter(
-    Annotated[McpInput, pydantic.Field(discriminator="operation")]
-)
-
-
-def parse_mcp_input(input: Any) -> McpInput:
-    """Validate an ACT.MCP input (either spelling)."""
-    if isinstance(input, McpDiscoverInput | McpInvokeInput):
-        return input
-    try:
-        return _INPUT_ADAPTER.validate_python(input)
-    except pydantic.ValidationError as exc:
-        raise ValidationError(f"invalid MCP request: {validation_summary(exc)}") from None
-
-
 def _positive(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValidationError(f"{name} must be a positive integer")
     return value
-
-
-def _safe_error(error: Any) -> InteractionError:
-    if isinstance(error, Mapping | InteractionError):
-        try:
-            parsed = InteractionError.model_validate(error)
-        except pydantic.ValidationError:
-            parsed = None
-        if parsed is not None and unsafe_reason(parsed.message) is None:
-            return parsed
-    return InteractionError(code="MCP_TOOL_ERROR", message=MCP_TOOL_ERROR_MESSAGE)
-
-
-def map_tool_result(result: Mapping[str, Any], *, call_id: str, source: str) -> ExternalResult:
-    """Map McpToolResult fields to an ExternalResult; ``isError`` becomes ``failed`` with a safe error."""
-    if not isinstance(result, Mapping):
-        raise McpError(f"MCP call {source!r} returned {type(result).__name__}, not a result object")
-    fields: dict[str, Any] = {}
-    for key, alias in (
-        ("content", "content"),
-        ("structured_content", "structuredContent"),
-        ("references", "references"),
-        ("metadata", "metadata"),
-    ):
-        value = result.get(alias, result.get(key))
-        if value is not None:
-            fields[key] = value
-    if bool(result.get("isError", result.get("is_error", False))):
-        fields["status"] = "failed"
-        fields["error"] = _safe_error(result.get("error"))
-    else:
-        if not (fields.keys() - {"metadata"}):
-            fields["content"] = []
-        fields["status"] = "success"
-    return parse_outcome(fields, call_id=call_id, source=source, what="MCP server")
 
 
 def _ended(call: ToolCall, source: str, status: str, error: InteractionError) -> ExternalResult:
@@ -388,9 +290,8 @@ class McpRegistry:
         if isinstance(request, McpDiscoverInput):
             found = await self.discover(request.server, sandbox, signal, context=context)
             return McpDiscovery(capabilities=tuple(found))
-        return McpInvocation(
-            result=await self.invoke(request.server, request.call, sandbox, signal, context=context)
-        )
+        result = await self.invoke(request.server, request.call, sandbox, signal, context=context)
+        return McpInvocation.model_construct(result=result)  # result is a validated ExternalResult
 
     async def discover(
         self,
@@ -465,17 +366,21 @@ class McpRegistry:
             return _changed_tool(parsed, f"{server}:{parsed.name}")
         if self._gate is not None:
             return await self._gate.invoke_mcp(self, server, parsed, sandbox, signal, context)
-        return await self.invoke_unguarded(server, parsed, sandbox, signal)
+        return await self._call(server, parsed, signal)
 
     async def invoke_unguarded(
         self, server: str, call: ToolCall, sandbox: Sandbox, signal: CancelSignal | None = None
     ) -> ExternalResult:
         """Invoke without consulting a gate: only the gate itself calls this, after its decision."""
         sandbox.check_mcp(server)
+        self._client(server)
+        if self._catalog.changed(server, call.name) is not None:
+            return _changed_tool(call, f"{server}:{call.name}")
+        return await self._call(server, call, signal)
+
+    async def _call(self, server: str, call: ToolCall, signal: CancelSignal | None) -> ExternalResult:
         client = self._client(server)
         source = f"{server}:{call.name}"
-        if self._catalog.changed(server, call.name) is not None:
-            return _changed_tool(call, source)
         try:
             result = await client.call_tool(call.name, call.arguments, signal=signal)
         except McpCallError as exc:

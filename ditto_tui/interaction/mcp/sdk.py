@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -21,7 +20,8 @@ from mcp.types import (
 
 from ditto_tui.errors import ValidationError
 from ditto_tui.interaction.mcp.content import tool_result
-from ditto_tui.interaction.mcp.registry import McpCallError
+from ditto_tui.interaction.mcp.port import McpCallError
+from ditto_tui.interaction.mcp.watch import bounded
 from ditto_tui.interaction.results import validation_summary
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.signal import CancelSignal
@@ -156,42 +156,11 @@ class SessionClient:
         return _request_error(exc)
 
     async def _run(self, operation: Callable[[], Awaitable[T]], signal: CancelSignal | None) -> T:
-        """Await ``operation()`` in this task until it ends, the deadline passes or ``signal`` fires.
-
-        A fired signal cancels this task, so the SDK sees an ordinary cancellation and tells the server.
-        """
-        watcher = SignalWatch(signal) if signal is not None else None
+        """Await ``operation()`` in this task until it ends, the deadline passes or ``signal`` fires."""
         try:
-            async with asyncio.timeout(self.timeout):
-                return await operation()
+            return await bounded(operation, signal, self.timeout)
         except TimeoutError:
             raise _timeout_error(self.timeout) from None
-        finally:
-            if watcher is not None:
-                watcher.stop()
-
-
-class SignalWatch:
-    """Cancels the current task when ``signal`` fires, until :meth:`stop` (the SDK then sees an ordinary
-    cancellation and tells the server with ``notifications/cancelled``)."""
-
-    def __init__(self, signal: CancelSignal) -> None:
-        signal.raise_if_cancelled()
-        self.signal = signal
-        self.task = asyncio.current_task()
-        self.active = True
-        self.waiter = asyncio.ensure_future(signal.wait())
-        self.waiter.add_done_callback(self._fired)
-
-    def _fired(self, waiter: asyncio.Future[None]) -> None:
-        # The callback can run after stop() when the signal fired just as the call ended.
-        if self.active and not waiter.cancelled() and self.task is not None:
-            self.task.cancel(self.signal.reason or "cancelled")
-
-    def stop(self) -> None:
-        """Stop watching."""
-        self.active = False
-        self.waiter.cancel()
 
 
 def mcp_session_client(session: ClientSession | Client, *, timeout: float | None = None) -> SessionClient:

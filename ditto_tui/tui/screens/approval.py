@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from rich.text import Text
 from textual import getters, on
@@ -18,7 +18,9 @@ from ditto_tui.tui import clock
 from ditto_tui.tui.text import untrusted_json
 from ditto_tui.tui.widgets.diff import file_write, write_diff
 from ditto_tui.tui.widgets.inline import one_line
-from ditto_tui.tui.widgets.schema_form import SchemaForm
+
+if TYPE_CHECKING:
+    from ditto_tui.tui.widgets.schema_form import SchemaForm
 
 ARM_SECONDS = 0.5
 """Decision keys do nothing for this long after the view opens, so type-ahead cannot approve."""
@@ -262,6 +264,8 @@ class ApprovalModal(ModalScreen[ApprovalDecision | None]):
 
     async def action_edit(self) -> None:
         """Edit the arguments in a form built from the tool's input schema (JSON editor fallback)."""
+        from ditto_tui.tui.widgets.schema_form import SchemaForm  # jsonschema loads only when editing
+
         await self.editor_box.remove_children()
         form = SchemaForm(
             self.request.input_schema,
@@ -284,10 +288,11 @@ class ApprovalModal(ModalScreen[ApprovalDecision | None]):
 
     def action_check_edit(self) -> None:
         """Check the edited arguments; when they pass, show them and allow "approve edited"."""
+        from ditto_tui.tui.widgets.schema_form import SchemaForm
+
         self.query_one("#form", SchemaForm).submit()
 
-    @on(SchemaForm.Submitted)
-    def edit_checked(self, event: SchemaForm.Submitted) -> None:
+    def on_schema_form_submitted(self, event: SchemaForm.Submitted) -> None:
         """The edit passed the schema and the tool's own validation."""
         event.stop()
         self.edited = event.arguments

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import getters, on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -26,6 +28,7 @@ from ditto_tui.tui.widgets.status import RunStatus
 from ditto_tui.tui.widgets.timeline import Timeline
 
 TICK_SECONDS = 0.5
+FOLD_SLICE = 2_000
 PLACEHOLDER = (
     "Select an event in the timeline (↑ ↓, click) or a node in the graph (← → ↑ ↓, click) to see all of it "
     "here: arguments, content, structured content, references, error, metadata."
@@ -76,7 +79,15 @@ class RunScreen(Screen[None]):
         self.bridge.connect(events=self)
         self._refresh()
         self.set_interval(TICK_SECONDS, self._tick)
+        self.start()
+
+    def start(self) -> None:
+        """Start the program's run (a replay feeds recorded events instead)."""
         self.runner = self.run_program()
+
+    def now(self) -> float:
+        """The wall time that running nodes and the elapsed time are shown at."""
+        return clock.now()
 
     def on_unmount(self) -> None:
         self.bridge.connect(events=self.app)
@@ -95,13 +106,20 @@ class RunScreen(Screen[None]):
             message = public_message_from_exception(worker.error, workspace=self.bridge.spec.workspace)
             self.notify(visible(message), title="Run failed", severity="error", markup=False, timeout=10)
 
-    def on_events_arrived(self, message: EventsArrived) -> None:
-        """Fold a frame's events into the model and redraw once (the app sees them next)."""
-        self.model.apply(message.events)
+    async def on_events_arrived(self, message: EventsArrived) -> None:
+        """Fold a frame's events into the model and redraw once (the app sees them next).
+
+        A large batch is folded in slices with a yield between them, so keys stay answered.
+        """
+        events = message.events
+        for start in range(0, len(events), FOLD_SLICE):
+            if start:
+                await asyncio.sleep(0)
+            self.model.apply(events[start : start + FOLD_SLICE])
         self._refresh()
 
     def _refresh(self) -> None:
-        now = clock.now()
+        now = self.now()
         self.status.show(self.model, now)
         self.dag.show(self.model, now)
         self.timeline.show(self.model.entries, self.model.started_at)
@@ -110,7 +128,7 @@ class RunScreen(Screen[None]):
 
     def _tick(self) -> None:
         if not self.model.finished:
-            now = clock.now()
+            now = self.now()
             self.status.show(self.model, now)
             self.dag.show(self.model, now)
 
@@ -144,6 +162,13 @@ class RunScreen(Screen[None]):
         self._title_detail()
         if self._shown is not None:
             self._show_detail(self._shown[0])
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        """The screen's actions in the command palette."""
+        yield SystemCommand("Cancel the run", "Stop the whole run (asks first)", self.action_cancel_run)
+        yield SystemCommand("Cancel the selected call", "Stop one running call", self.action_cancel_call)
+        yield SystemCommand("Grants", "Tools approved always this session; revoke them", self.action_grants)
+        yield SystemCommand("Raw or normalised detail", "Switch the detail view", self.action_toggle_raw)
 
     # -- cancelling and grants --------------------------------------------------------------------------
 

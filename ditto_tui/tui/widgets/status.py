@@ -35,7 +35,7 @@ class RunStatus(Static):
             style="bold magenta" if waiting else "dim",
         )
         self.set_class(model.finished, "-finished")
-        self.update(text)
+        self.update(text, layout=False)  # one line, whatever it says: no layout pass per batch
 
 
 def _phase_colour(phase: str) -> str:

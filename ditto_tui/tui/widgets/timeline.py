@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -14,6 +15,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
 from ditto_tui.tui.run_state import Entry, format_seconds
 from ditto_tui.tui.widgets.inline import fit, one_line
@@ -31,6 +33,8 @@ KIND_GLYPHS = {
 }
 _GOOD = frozenset({"success", "accepted", "succeeded", "approved", "always", "done"})
 _WAITING = frozenset({"running", "pending"})
+RESIZE_SECONDS = 0.25
+"""How often, at most, a growing timeline takes its new length (a layout pass of the whole screen)."""
 _TIME, _GLYPH, _NODE, _TITLE, _STATUS, _DURATION = 8, 2, 10, 16, 10, 6
 
 
@@ -93,17 +97,35 @@ class Timeline(ScrollView, can_focus=True):
         self._entries: Sequence[Entry] = ()
         self._origin = 0.0
         self._cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(1024)
+        self._resized_at = 0.0
+        self._resize_timer: Timer | None = None
 
     # -- attributes down --------------------------------------------------------------------------------
 
     def show(self, entries: Sequence[Entry], origin: float | None) -> None:
-        """Show ``entries`` (the model's growing list); times are relative to ``origin``."""
+        """Show ``entries`` (the model's growing list); times are relative to ``origin``.
+
+        A new row count means a layout pass for the whole screen, so while rows pour in the count is
+        taken at most every :data:`RESIZE_SECONDS` (and always once they stop); rows already counted
+        redraw at once.
+        """
         self._entries = entries
         self._origin = origin if origin is not None else (entries[0].at if entries else 0.0)
-        self.virtual_size = Size(0, len(entries))
-        if self.follow:
-            self.scroll_to(y=max(0, len(entries) - self.scrollable_content_region.height), animate=False)
+        if len(entries) != self.virtual_size.height and self._resize_timer is None:
+            wait = RESIZE_SECONDS - (time.monotonic() - self._resized_at)
+            if wait <= 0:
+                self._resize()
+            else:
+                self._resize_timer = self.set_timer(wait, self._resize)
         self.refresh()
+
+    def _resize(self) -> None:
+        self._resize_timer = None
+        self._resized_at = time.monotonic()
+        self.virtual_size = Size(0, len(self._entries))
+        if self.follow:
+            bottom = max(0, len(self._entries) - self.scrollable_content_region.height)
+            self.scroll_to(y=bottom, animate=False, force=True)
 
     def select(self, index: int) -> None:
         """Put the cursor on row ``index`` without announcing it."""
@@ -170,9 +192,9 @@ class Timeline(ScrollView, can_focus=True):
         """Scroll the least needed to show row ``index``."""
         top, height = self.scroll_offset.y, self.scrollable_content_region.height
         if index < top:
-            self.scroll_to(y=index, animate=False, immediate=True)
+            self.scroll_to(y=index, animate=False, force=True)
         elif index >= top + height:
-            self.scroll_to(y=index - height + 1, animate=False, immediate=True)
+            self.scroll_to(y=index - height + 1, animate=False, force=True)
 
     def _choose(self, index: int) -> None:
         if not self._entries:

@@ -1,0 +1,307 @@
+"""One MCP server connection: a task that owns its transport and session from start to close."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx2
+from mcp import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import InitializeResult, LoggingMessageNotificationParams, ToolListChangedNotification
+
+from ditto_tui.config import McpServerConfig
+from ditto_tui.interaction.mcp.port import McpCallError
+from ditto_tui.interaction.mcp.registry import McpRegistry
+from ditto_tui.interaction.mcp.sdk import SessionClient, disconnected_error
+from ditto_tui.interaction.mcp.status import McpServerState, McpServerStatus, McpTransportKind
+from ditto_tui.interaction.mcp.stdio import StdioTransport
+from ditto_tui.interaction.mcp.watch import bounded
+from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.signal import CancelSignal
+
+LOG_LINES_PER_SECOND = 50
+"""Log notifications written per server per second; the rest are counted and dropped."""
+
+_CLOSE_SECONDS = 10.0
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+class LogSink:
+    """The server's log file as ditto writes to it: one redacted line per note, at a bounded rate."""
+
+    def __init__(self, file: TextIO, secrets: tuple[str, ...]) -> None:
+        self.file = file
+        self.secrets = secrets
+        self._window = time.monotonic()
+        self._written = 0
+        self.dropped = 0
+
+    def note(self, text: object) -> None:
+        """Write one line now, unlimited (connection events)."""
+        line = sanitize_public_message(text, secrets=self.secrets)
+        print(f"[ditto] {line}", file=self.file, flush=True)
+
+    def limited(self, text: object) -> None:
+        """Write one line unless this second's allowance is spent (server log notifications)."""
+        now = time.monotonic()
+        if now - self._window >= 1.0:
+            self._flush_dropped()
+            self._window, self._written = now, 0
+        if self._written >= LOG_LINES_PER_SECOND:
+            if not self.dropped:
+                self.note(f"over {LOG_LINES_PER_SECOND} log messages this second: dropping the rest")
+            self.dropped += 1
+            return
+        self._written += 1
+        self.note(text)
+
+    def _flush_dropped(self) -> None:
+        if self.dropped:
+            self.note(f"dropped {self.dropped} log messages from the server (over {LOG_LINES_PER_SECOND}/s)")
+            self.dropped = 0
+
+    def close(self) -> None:
+        """Record what was dropped and close the file."""
+        self._flush_dropped()
+        self.file.close()
+
+
+class Unavailable:
+    """The client of a server that never connected: every call fails with the reason."""
+
+    def __init__(self, error: McpCallError) -> None:
+        self.error = error
+
+    async def list_tools(self, cursor: str | None = None, signal: Any = None) -> Mapping[str, Any]:
+        raise self.error
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], signal: Any = None
+    ) -> Mapping[str, Any]:
+        raise self.error
+
+
+class Starting:
+    """The registered client of a server that may still be starting: each call waits for it first."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    async def list_tools(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        client = await self.connection.client(signal)
+        result: Mapping[str, Any] = await client.list_tools(cursor=cursor, signal=signal)
+        return result
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        client = await self.connection.client(signal)
+        result: Mapping[str, Any] = await client.call_tool(name, arguments, signal=signal)
+        return result
+
+
+class Connection:
+    """One server: a task that owns its transport and session from start to close."""
+
+    def __init__(
+        self,
+        server: str,
+        config: McpServerConfig,
+        *,
+        registry: McpRegistry,
+        log_path: Path,
+        timeout: float | None,
+        cwd: str | None,
+        secrets: tuple[str, ...],
+    ) -> None:
+        self.server = server
+        self.config = config
+        self.registry = registry
+        self.log_path = log_path
+        self.timeout = config.timeout or timeout
+        self.cwd = config.cwd or cwd
+        self.secrets = secrets
+        self.kind: McpTransportKind = "stdio" if config.command is not None else "http"
+        self._stop = asyncio.Event()
+        self._stdio: StdioTransport | None = None
+        self._sink: LogSink | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[SessionClient] | None = None
+        self._startup: asyncio.Task[Any] | None = None
+        self._init: InitializeResult | None = None
+        self._lost = False
+
+    # -- status -------------------------------------------------------------------------------------
+
+    def _report(self, state: McpServerState, error: str | None = None) -> None:
+        info = self._init.server_info if self._init is not None else None
+        self.registry.report_status(
+            McpServerStatus(
+                server=self.server,
+                state=state,
+                transport=self.kind,
+                error=error,
+                log_path=str(self.log_path),
+                protocol_version=self._init.protocol_version if self._init is not None else None,
+                server_info=f"{info.name} {info.version}".strip() if info is not None else None,
+            )
+        )
+
+    def _describe(self, exc: BaseException) -> str:
+        leaf = _leaf(exc)
+        if self._stdio is not None and self._stdio.failure is not None:
+            return f"protocol error: {self._stdio.failure}"
+        if isinstance(leaf, FileNotFoundError):
+            return f"command {self.config.command!r} was not found"
+        return sanitize_public_message(leaf, secrets=self.secrets) or type(leaf).__name__
+
+    def _closed(self) -> McpCallError:
+        """The error a call gets once the connection is gone; the first one marks the server disconnected."""
+        failure = self._stdio.failure if self._stdio is not None else None
+        if not self._lost and not self._stop.is_set():
+            self._lost = True
+            self._report("disconnected", f"protocol error: {failure}" if failure else "the connection closed")
+        if failure is not None:
+            message = f"The connection to the MCP server was closed: {failure}"
+            return McpCallError(message, code="MCP_PROTOCOL_ERROR", retryable=False)
+        return disconnected_error()
+
+    # -- the connection task ------------------------------------------------------------------------
+
+    def _transport(self, log: TextIO) -> AbstractAsyncContextManager[tuple[Any, Any]]:
+        config = self.config
+        if config.command is not None:
+            self._stdio = StdioTransport(
+                config.command, list(config.args), env=dict(config.env), cwd=self.cwd, errlog=log
+            )
+            return self._stdio.connect()
+        assert config.url is not None
+        if config.type == "sse":
+            return sse_client(config.url, headers=dict(config.headers))
+        return self._http(config.url, dict(config.headers))
+
+    @asynccontextmanager
+    async def _http(self, url: str, headers: dict[str, str]) -> AsyncIterator[tuple[Any, Any]]:
+        # The SDK's own defaults: 30 s to connect and write, 5 min between reads of an open stream.
+        timeout = httpx2.Timeout(30.0, read=300.0)
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout) as client:
+            async with streamable_http_client(url, http_client=client) as (read, write):
+                yield read, write
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            self.registry.tools_list_changed(self.server)
+        elif isinstance(message, Exception) and self._sink is not None:
+            self._sink.limited(f"transport error: {message}")
+
+    async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
+        if self._sink is not None:
+            source = f" {params.logger}" if params.logger else ""
+            self._sink.limited(f"server log {params.level}{source}: {params.data}")
+
+    async def _serve(self, log: TextIO) -> None:
+        try:
+            async with self._transport(log) as (read, write):
+                async with ClientSession(
+                    read, write, message_handler=self._on_message, logging_callback=self._on_log
+                ) as session:
+                    self._init = await session.initialize()
+                    assert self._ready is not None
+                    self._ready.set_result(SessionClient(session, timeout=self.timeout, closed=self._closed))
+                    await self._stop.wait()
+        except Exception as exc:
+            self._ended(exc)
+
+    def _ended(self, exc: Exception) -> None:
+        reason = self._describe(exc)
+        if self._sink is not None:
+            self._sink.note(f"connection ended: {reason}")
+        assert self._ready is not None
+        if not self._ready.done():
+            self._ready.set_exception(McpCallError(reason, code="MCP_SERVER_UNAVAILABLE"))
+        elif not self._stop.is_set() and not self._lost:
+            self._lost = True
+            self._report("disconnected", reason)
+
+    # -- start and close ----------------------------------------------------------------------------
+
+    def launch(self, startup_timeout: float) -> None:
+        """Start the server in the background; :meth:`client` waits for the outcome."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "a", encoding="utf-8")  # closed by close()
+        self._sink = LogSink(log, self.secrets)
+        self._sink.note(f"starting MCP server {self.server!r} ({self.kind})")
+        self._report("connecting")
+        self._ready = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._serve(log), name=f"mcp:{self.server}")
+        self._startup = asyncio.create_task(self._started(startup_timeout), name=f"mcp-start:{self.server}")
+
+    async def client(self, signal: CancelSignal | None = None) -> Any:
+        """The server's client once it started, or a stand-in whose calls fail with the reason it did not."""
+        startup = self._startup
+        assert startup is not None
+        if startup.done():
+            return startup.result()
+        return await bounded(lambda: asyncio.shield(startup), signal, None)
+
+    async def _started(self, startup_timeout: float) -> Any:
+        assert self._ready is not None and self._sink is not None
+        try:
+            async with asyncio.timeout(startup_timeout):
+                client = await asyncio.shield(self._ready)
+        except TimeoutError:
+            return await self._failed(f"it did not finish starting within {startup_timeout:g} s")
+        except McpCallError as exc:
+            return await self._failed(exc.message)
+        self._sink.note(f"connected ({self._init.protocol_version if self._init else 'unknown'} protocol)")
+        self._report("connected")
+        return client
+
+    async def _failed(self, reason: str) -> Unavailable:
+        if self._stdio is not None:
+            self._stdio.hurry = True
+        await self._halt(grace=0.0)
+        log_name = self.log_path.name
+        self._report("failed", f"{reason} (see {log_name})")
+        message = sanitize_public_message(f"MCP server {self.server!r} is not available: {reason}")
+        return Unavailable(McpCallError(message, code="MCP_SERVER_UNAVAILABLE", retryable=False))
+
+    async def _halt(self, grace: float = _CLOSE_SECONDS) -> None:
+        self._stop.set()
+        task = self._task
+        if task is None or task.done():
+            return
+        done, _ = await asyncio.wait({task}, timeout=grace) if grace > 0 else (set(), set())
+        if not done:
+            task.cancel()
+            await asyncio.wait({task})
+
+    async def close(self) -> None:
+        """Stop the server (one still starting at once) and close its log; the state becomes ``closed``
+        unless it failed to start."""
+        starting = self._startup is not None and not self._startup.done()
+        if starting and self._startup is not None:
+            if self._stdio is not None:
+                self._stdio.hurry = True
+            self._startup.cancel()
+            await asyncio.wait({self._startup})
+        failed = self._startup is not None and not self._startup.cancelled() and self._init is None
+        await self._halt(grace=0.0 if starting else _CLOSE_SECONDS)
+        if self._sink is not None:
+            self._sink.note("closed")
+            self._sink.close()
+        if not failed:
+            self._report("closed")

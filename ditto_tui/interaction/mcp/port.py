@@ -1,0 +1,159 @@
+"""The MCP client port and the ACT.MCP contracts: requests, responses, typed call failures, result mapping."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+
+import pydantic
+
+from ditto_tui.contracts import ContractModel, ExternalResult, InteractionError, McpCapability, ToolCall
+from ditto_tui.errors import InvalidResultError, McpError, ValidationError
+from ditto_tui.interaction.results import validation_summary
+from ditto_tui.sanitize import unsafe_reason
+from ditto_tui.signal import CancelSignal
+
+MCP_TOOL_ERROR_MESSAGE = "The MCP server reported a tool error"
+
+
+@runtime_checkable
+class McpClient(Protocol):
+    """The application-owned MCP client port (an adapter over an SDK session)."""
+
+    async def list_tools(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page: ``{"tools": [...], "nextCursor"?: str}``."""
+        ...
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """Result fields: ``content``, ``structuredContent``, ``references``, ``isError``, ``error``.
+
+        A call that gets no tool result (deadline, lost connection, protocol error) raises
+        :class:`McpCallError`; cancellation through ``signal`` raises :class:`asyncio.CancelledError`.
+        """
+        ...
+
+
+class McpCallError(McpError):
+    """A call that reached an MCP client but ended without a tool result.
+
+    ``status`` is the ``ExternalResult`` status an invocation reports (``timeout`` for a deadline,
+    ``failed`` otherwise); ``message`` must already be a safe public message. A discovery that meets it
+    fails as a whole.
+    """
+
+    title = "MCP call failed"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str,
+        status: Literal["failed", "timeout"] = "failed",
+        retryable: bool | None = None,
+    ) -> None:
+        super().__init__(message, code=code)
+        self.status = status
+        self.retryable = retryable
+
+
+class McpDiscoverInput(ContractModel):
+    """Discover the tools of one server, or of every registered server when ``server`` is omitted."""
+
+    operation: Literal["discover"]
+    server: str | None = None
+
+
+class McpInvokeInput(ContractModel):
+    """Invoke one tool on one server."""
+
+    operation: Literal["invoke"]
+    server: str
+    call: ToolCall
+
+
+class McpDiscovery(ContractModel):
+    """The result of a discovery: every capability found, in server and page order."""
+
+    operation: Literal["discover"] = "discover"
+    capabilities: tuple[McpCapability, ...]
+
+
+class McpInvocation(ContractModel):
+    """The result of an invocation: the tool's ExternalResult (``source`` = ``server:tool``)."""
+
+    operation: Literal["invoke"] = "invoke"
+    result: ExternalResult
+
+
+McpInput = McpDiscoverInput | McpInvokeInput
+_INPUT_ADAPTER: pydantic.TypeAdapter[McpInput] = pydantic.TypeAdapter(
+    Annotated[McpInput, pydantic.Field(discriminator="operation")]
+)
+
+
+_BY_OPERATION: dict[object, type[McpDiscoverInput | McpInvokeInput]] = {
+    "discover": McpDiscoverInput,
+    "invoke": McpInvokeInput,
+}
+
+
+def parse_mcp_input(input: Any) -> McpInput:
+    """Validate an ACT.MCP input (either spelling)."""
+    if isinstance(input, McpDiscoverInput | McpInvokeInput):
+        return input
+    # The operation picks the model directly; anything else gets the union's own error message.
+    model = _BY_OPERATION.get(input.get("operation")) if isinstance(input, Mapping) else None
+    try:
+        if model is not None:
+            return model.model_validate(input)
+        return _INPUT_ADAPTER.validate_python(input)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(f"invalid MCP request: {validation_summary(exc)}") from None
+
+
+def _safe_error(error: Any) -> InteractionError:
+    if isinstance(error, Mapping | InteractionError):
+        try:
+            parsed = InteractionError.model_validate(error)
+        except pydantic.ValidationError:
+            parsed = None
+        if parsed is not None and unsafe_reason(parsed.message) is None:
+            return parsed
+    return InteractionError(code="MCP_TOOL_ERROR", message=MCP_TOOL_ERROR_MESSAGE)
+
+
+_RESULT_FIELDS = (
+    ("content", "content"),
+    ("structured_content", "structuredContent"),
+    ("references", "references"),
+    ("metadata", "metadata"),
+)
+_IDENTITY_AND_METADATA = frozenset({"call_id", "source", "metadata"})
+
+
+def map_tool_result(result: Mapping[str, Any], *, call_id: str, source: str) -> ExternalResult:
+    """Map McpToolResult fields to an ExternalResult; ``isError`` becomes ``failed`` with a safe error."""
+    if not isinstance(result, Mapping):
+        raise McpError(f"MCP call {source!r} returned {type(result).__name__}, not a result object")
+    fields: dict[str, Any] = {"call_id": call_id, "source": source}
+    for key, alias in _RESULT_FIELDS:
+        value = result.get(alias, result.get(key))
+        if value is not None:
+            fields[key] = value
+    if bool(result.get("isError", result.get("is_error", False))):
+        fields["status"] = "failed"
+        fields["error"] = _safe_error(result.get("error"))
+    else:
+        if not (fields.keys() - _IDENTITY_AND_METADATA):
+            fields["content"] = []
+        fields["status"] = "success"
+    try:
+        return ExternalResult.model_validate(fields)
+    except pydantic.ValidationError as exc:
+        raise InvalidResultError(
+            f"MCP server {source!r} returned an invalid result: {validation_summary(exc)}"
+        ) from None

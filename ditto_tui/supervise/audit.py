@@ -1,0 +1,277 @@
+"""The approval trail of a journaled run, and what another policy would decide for its calls."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ditto_tui.digest import arguments_digest
+from ditto_tui.errors import ValidationError
+from ditto_tui.runtime.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    NodeFailed,
+    NodeFinished,
+    NodeStarted,
+)
+from ditto_tui.supervise.journal_lines import ACT_MCP, ACT_TOOL, OBSERVE, OUTPUT, field_of
+from ditto_tui.supervise.journal_read import JournalEntry, JournalRead
+from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
+
+NOT_EXECUTED = frozenset(
+    (
+        "APPROVAL_DENIED",
+        "APPROVAL_TIMEOUT",
+        "APPROVAL_CANCELLED",
+        "APPROVAL_MISMATCH",
+        "APPROVAL_EDIT_INVALID",
+    )
+)
+"""Error codes of results the approval gate returned without executing the call."""
+
+
+@dataclass(kw_only=True)
+class CallRecord:
+    """One tool or MCP call of a run: how it was approved, what executed, what was observed, delivered.
+
+    ``decision`` is the recorded ``approval_resolved`` decision, None when the call never asked (the
+    policy decided, or an earlier "always" grant covered it). ``status`` is the result's status,
+    ``raised`` when the call raised, None when the journal ends before the call does.
+    """
+
+    call_id: str
+    tool: str
+    server: str | None = None
+    node_id: str | None = None
+    arguments: Any = None
+    started_at: float | None = None
+    request_id: str | None = None
+    requested_at: float | None = None
+    rule: str | None = None
+    arguments_digest: str | None = None
+    tool_digest: str | None = None
+    decision: str | None = None
+    decided_at: float | None = None
+    reason: str | None = None
+    edited: bool = False
+    status: str | None = None
+    error_code: str | None = None
+    error: str | None = None
+    duration_ms: float | None = None
+    observation: str | None = None
+    delivery: str | None = None
+    redacted: bool = False
+
+    @property
+    def executed(self) -> bool | None:
+        """Whether the call executed: None when the journal cannot tell (it raised, or never ended)."""
+        if self.status is None or self.status == "raised":
+            return None
+        return self.error_code not in NOT_EXECUTED
+
+    @property
+    def digest_check(self) -> str:
+        """Whether the recorded arguments hash to the digest that was approved."""
+        if self.arguments_digest is None:
+            return "no approval request"
+        if self.edited:
+            return "edited: the approval binds the edited arguments"
+        if self.redacted or not isinstance(self.arguments, Mapping):
+            return "not checked: arguments redacted in the journal"
+        try:
+            matches = arguments_digest(self.arguments) == self.arguments_digest
+        except (TypeError, ValueError):
+            return "not checked: arguments are not JSON"
+        return "verified" if matches else "MISMATCH"
+
+    @property
+    def outcome(self) -> str:
+        """What happened to the call, in a few words."""
+        if self.status is None:
+            return "no result: the journal ends before the call does"
+        if self.status == "raised":
+            return f"raised {self.error}"
+        if self.error_code in NOT_EXECUTED:
+            return f"not executed: {self.error_code}"
+        return self.status if self.error_code is None else f"{self.status}: {self.error_code}"
+
+
+def call_records(journal: JournalRead) -> list[CallRecord]:
+    """Every tool and MCP call of the run in the order they started, each with its whole trail."""
+    trail = _Trail()
+    for entry in journal.entries:
+        trail.add(entry)
+    return trail.records
+
+
+class _Trail:
+    """Folds journal entries into call records, matching events by execution id and request id."""
+
+    def __init__(self) -> None:
+        self.records: list[CallRecord] = []
+        self._running: dict[str, CallRecord] = {}
+        self._by_node: dict[str, CallRecord] = {}
+        self._by_request: dict[str, CallRecord] = {}
+
+    def add(self, entry: JournalEntry) -> None:
+        event = entry.event
+        if isinstance(event, NodeStarted):
+            self._started(event, entry)
+        elif isinstance(event, ApprovalRequested):
+            self._requested(event)
+        elif isinstance(event, ApprovalResolved):
+            self._resolved(event)
+        elif isinstance(event, NodeFinished):
+            self._finished(event, entry)
+        elif isinstance(event, NodeFailed):
+            record = self._running.pop(event.execution_id, None)
+            if record is not None:
+                record.status, record.error, record.duration_ms = "raised", event.error, event.duration_ms
+
+    def _started(self, event: NodeStarted, entry: JournalEntry) -> None:
+        call = field_of(event.input, "call", "call")
+        if event.node_type == ACT_MCP and field_of(event.input, "operation", "operation") != "invoke":
+            return
+        if event.node_type not in (ACT_TOOL, ACT_MCP) or call is None:
+            return
+        name = str(field_of(call, "name", "name"))
+        server = field_of(event.input, "server", "server") if event.node_type == ACT_MCP else None
+        record = CallRecord(
+            call_id=entry.call_id or str(field_of(call, "id", "id")),
+            tool=f"{server}:{name}" if server else name,
+            server=server if isinstance(server, str) else None,
+            node_id=event.node_id,
+            arguments=field_of(call, "arguments", "arguments"),
+            started_at=event.at,
+            redacted=entry.redacted,
+        )
+        self.records.append(record)
+        self._running[event.execution_id] = record
+        self._by_node[event.node_id] = record
+
+    def _requested(self, event: ApprovalRequested) -> None:
+        record = self._by_node.get(event.node_id) if event.node_id else None
+        if record is None or record.call_id != event.call_id:
+            record = CallRecord(
+                call_id=event.call_id, tool=event.tool, server=event.server, node_id=event.node_id
+            )
+            self.records.append(record)
+        record.request_id, record.requested_at, record.rule = event.request_id, event.at, event.rule
+        record.arguments_digest, record.tool_digest = event.arguments_digest, event.tool_digest
+        record.arguments = event.arguments
+        self._by_request[event.request_id] = record
+
+    def _resolved(self, event: ApprovalResolved) -> None:
+        record = self._by_request.get(event.request_id)
+        if record is None:
+            record = CallRecord(call_id=event.call_id, tool=event.tool, request_id=event.request_id)
+            self.records.append(record)
+        record.decision, record.decided_at, record.reason = event.decision, event.at, event.reason
+        record.arguments_digest, record.edited = event.arguments_digest, event.edited
+
+    def _finished(self, event: NodeFinished, entry: JournalEntry) -> None:
+        record = self._running.pop(event.execution_id, None)
+        if record is not None:
+            result = field_of(event.output, "result", "result") if record.server else event.output
+            error = field_of(result, "error", "error")
+            record.status = str(field_of(result, "status", "status"))
+            record.error_code = _text(field_of(error, "code", "code"))
+            record.error = _text(field_of(error, "message", "message"))
+            record.duration_ms = event.duration_ms
+            record.redacted = record.redacted or entry.redacted
+        elif event.node_type == OBSERVE:
+            observed = next((r for r in reversed(self.records) if r.call_id == entry.call_id), None)
+            if observed is not None and observed.observation is None:
+                observed.observation = str(field_of(event.output, "status", "status"))
+        elif event.node_type == OUTPUT:
+            receipt = f"{entry.delivery_id} {field_of(event.output, 'status', 'status')}"
+            for waiting in self.records:
+                waiting.delivery = waiting.delivery or receipt
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+# -- who decided ------------------------------------------------------------------------------------------
+
+
+def recorded_policy(header: Mapping[str, Any]) -> ApprovalPolicy | None:
+    """The approval policy the run ran under, from the journal header (None when it has none)."""
+    rules = header.get("policy")
+    if not isinstance(rules, list):
+        return None
+    default = header.get("mcp_default", "ask")
+    try:
+        return ApprovalPolicy(rules, mcp_default=default)
+    except ValidationError:
+        return None
+
+
+def requires_approval(header: Mapping[str, Any], record: CallRecord) -> bool:
+    """Whether the tool of ``record`` asks for approval by itself (as the journal header recorded it)."""
+    tools = header.get("tools")
+    known = tools.get(record.tool) if isinstance(tools, Mapping) else None
+    if isinstance(known, Mapping):
+        return known.get("requiresApproval") is True
+    return record.request_id is not None and record.rule is None
+
+
+def verdict_for(policy: ApprovalPolicy, header: Mapping[str, Any], record: CallRecord) -> Verdict:
+    """What ``policy`` says about the call of ``record``."""
+    if record.server is not None:
+        return policy.for_mcp(record.server, record.tool.removeprefix(f"{record.server}:"))
+    return policy.for_tool(record.tool, requires_approval(header, record))
+
+
+def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
+    """Who or what decided the call: the approver, a timeout, a withdrawal, the policy or a grant."""
+    approver = str(header.get("approver") or "the approver")
+    if record.decision in ("approve", "approve_always", "deny"):
+        return approver
+    if record.decision == "timeout":
+        return "nobody: no decision within the approval timeout"
+    if record.decision == "cancelled":
+        return "nobody: the call was cancelled or withdrawn while pending"
+    policy = recorded_policy(header)
+    if policy is None:
+        return "not recorded"
+    verdict = verdict_for(policy, header, record)
+    rule = verdict.rule or ("the tool asks" if verdict.decision == "ask" else "the tool does not ask")
+    if verdict.decision == "ask":
+        if record.error_code == "APPROVAL_DENIED":
+            return f"no approver ({rule})"
+        return f"an earlier 'always' grant of the session ({rule})"
+    return f"policy: {verdict.decision} ({rule})"
+
+
+# -- trying another policy -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyCheck:
+    """One recorded call beside what a policy says about it now."""
+
+    record: CallRecord
+    then: Verdict | None
+    now: Verdict
+
+    @property
+    def changed(self) -> bool:
+        """Whether the policy now decides differently from the one the run ran under."""
+        return self.then is None or self.then.decision != self.now.decision
+
+
+def policy_check(journal: JournalRead, policy: ApprovalPolicy) -> list[PolicyCheck]:
+    """For each recorded call: the verdict of the run's own policy and of ``policy``."""
+    header = journal.header
+    then_policy = recorded_policy(header)
+    return [
+        PolicyCheck(
+            record=record,
+            then=None if then_policy is None else verdict_for(then_policy, header, record),
+            now=verdict_for(policy, header, record),
+        )
+        for record in call_records(journal)
+    ]

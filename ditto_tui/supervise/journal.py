@@ -1,0 +1,309 @@
+"""The run journal: every event of a run as one JSON line under ``.ditto/runs/<run_id>.jsonl``."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ditto_tui.errors import DittoError
+from ditto_tui.runtime.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ExecutionEvent,
+    NodeFailed,
+    NodeFinished,
+    NodeStarted,
+    RunStarted,
+)
+from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.supervise.journal_lines import (
+    HEADER_KIND,
+    INTERACTION_PREFIX,
+    JOURNAL_FORMAT,
+    JOURNAL_VERSION,
+    OUTPUT,
+    LineEncoder,
+    Links,
+    input_links,
+    output_links,
+)
+
+if TYPE_CHECKING:
+    from ditto_tui.runtime import Runtime
+
+logger = logging.getLogger(__name__)
+
+RUNS_DIR = Path(".ditto") / "runs"
+"""Where runs are journaled, relative to the workspace."""
+
+FLUSH_BYTES = 64 * 1024
+"""Buffered lines are written out at the latest when they reach this size."""
+
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class JournalError(DittoError):
+    """The run journal could not be written, or a journal could not be found or read."""
+
+    title = "Run journal"
+    code = "JOURNAL_ERROR"
+
+
+class JournalFile(Protocol):
+    """Where one run's lines go: append-only bytes that can be made durable."""
+
+    def write(self, data: bytes) -> None:
+        """Append all of ``data``, or raise ``OSError``."""
+        ...
+
+    def sync(self) -> None:
+        """Make everything written so far durable (``fsync``), or raise ``OSError``."""
+        ...
+
+    def close(self) -> None:
+        """Release the file; later calls change nothing."""
+        ...
+
+
+JournalOpener = Callable[[Path], JournalFile]
+
+
+class DiskFile:
+    """A journal file on disk, created for one run only (mode 0600) and appended with ``os.write``."""
+
+    def __init__(self, path: Path) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+        self._fd: int | None = os.open(path, flags, 0o600)
+
+    def write(self, data: bytes) -> None:
+        """Append all of ``data`` (a short write is continued; a full disk raises)."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._descriptor(), view) :]
+
+    def sync(self) -> None:
+        """``fsync`` the file."""
+        os.fsync(self._descriptor())
+
+    def close(self) -> None:
+        """Close the descriptor once."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def _descriptor(self) -> int:
+        if self._fd is None:
+            raise OSError(errno.EBADF, "the journal file is closed")
+        return self._fd
+
+
+def open_journal_file(path: Path) -> JournalFile:
+    """The default opener: a :class:`DiskFile`, its directory created (mode 0700) on first use."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return DiskFile(path)
+
+
+@dataclass(eq=False)
+class _RunFile:
+    """One journaled run: its file, the lines not written yet, and the links of its running calls."""
+
+    path: Path
+    file: JournalFile | None = None
+    pending: list[str] = field(default_factory=list)
+    pending_chars: int = 0
+    scheduled: bool = False
+    error: JournalError | None = None
+    calls: dict[str, Links] = field(default_factory=dict)
+
+
+class RunJournal:
+    """A runtime subscriber that writes every event of each run to ``<directory>/<run_id>.jsonl``.
+
+    The first line says what the run ran under (``about``: program, policy, tools, approver); then one
+    line per event, as ``event_json`` prints it, plus ``links`` (the call id or delivery id the event
+    concerns). Lines are buffered and written at the end of the event-loop step that produced them;
+    an approval decision is written and fsynced inside the subscriber call, so before the gate goes on
+    to execute the call; a delivery receipt is written at once; ``run_finished`` is written and fsynced
+    before later subscribers hear of it (attach the journal first). Strings holding configured
+    ``secrets`` or credential markers are redacted, tool output included, and the line is flagged.
+
+    A failure never raises into the run: that run's journal stops, :meth:`failure` returns the error,
+    it is logged and reported as a ``journal_failed`` event, and :class:`JournaledGate` refuses to
+    execute any call whose approval cannot be recorded.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        secrets: Iterable[str] = (),
+        about: Mapping[str, Any] | None = None,
+        opener: JournalOpener = open_journal_file,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.directory = Path(directory)
+        self._encoder = LineEncoder(tuple(secrets))
+        self._about = dict(about or {})
+        self._opener = opener
+        self._workspace = workspace
+        self._runs: dict[str, _RunFile] = {}
+        self._failures: dict[str, JournalError] = {}
+        self._runtime: Runtime | None = None
+
+    def attach(self, runtime: Runtime) -> Callable[[], bool]:
+        """Subscribe to ``runtime`` (before any other subscriber); returns the unsubscribe function."""
+        self._runtime = runtime
+        return runtime.subscribe(self)
+
+    def path_for(self, run_id: str) -> Path:
+        """The journal file of ``run_id``."""
+        if not _RUN_ID.match(run_id):
+            raise JournalError(f"run id {run_id!r} cannot name a journal file")
+        return self.directory / f"{run_id}.jsonl"
+
+    def failure(self, run_id: str) -> JournalError | None:
+        """Why the journal of ``run_id`` stopped, or None (journaled so far, or not journaled at all)."""
+        return self._failures.get(run_id)
+
+    # -- the subscriber -------------------------------------------------------------------------------
+
+    def __call__(self, event: ExecutionEvent) -> None:
+        run = self._runs.get(event.run_id)
+        if run is None:
+            if not isinstance(event, RunStarted):
+                return
+            run = self._start(event)
+        if run.error is None:
+            self._record(event, run)
+        if event.kind == "run_finished":
+            self._close(run)
+            del self._runs[event.run_id]
+
+    def _start(self, event: RunStarted) -> _RunFile:
+        run = _RunFile(path=self.directory / f"{event.run_id}.jsonl")
+        self._runs[event.run_id] = run
+        try:
+            run.file = self._opener(self.path_for(event.run_id))
+        except (OSError, JournalError) as exc:
+            self._fail(event.run_id, run, "cannot create", exc)
+            return run
+        header: dict[str, Any] = {"kind": HEADER_KIND, **self._about}
+        header.update(
+            kind=HEADER_KIND,
+            format=JOURNAL_FORMAT,
+            version=JOURNAL_VERSION,
+            run_id=event.run_id,
+            plan=event.plan,
+            plan_kind=event.plan_kind,
+            opened_at=event.at,
+        )
+        self._append(run, self._encoder.encode_fields(header))
+        return run
+
+    def _record(self, event: ExecutionEvent, run: _RunFile) -> None:
+        try:
+            line = self._encoder.encode(event, self._links(event, run))
+        except Exception as exc:  # an event that cannot be recorded must stop the journal, not vanish
+            self._write(event.run_id, run, sync=True)
+            if run.error is None:
+                self._fail(event.run_id, run, "cannot encode an event for", exc)
+            return
+        self._append(run, line)
+        kind = event.kind
+        if kind == "approval_resolved" or kind == "run_finished":
+            self._write(event.run_id, run, sync=True)
+        elif kind == "node_finished" and isinstance(event, NodeFinished) and event.node_type == OUTPUT:
+            self._write(event.run_id, run, sync=False)
+        elif run.pending_chars >= FLUSH_BYTES:
+            self._write(event.run_id, run, sync=False)
+        elif not run.scheduled:
+            self._schedule(event.run_id, run)
+
+    @staticmethod
+    def _links(event: ExecutionEvent, run: _RunFile) -> Links | None:
+        if isinstance(event, ApprovalRequested | ApprovalResolved):
+            return {"callId": event.call_id}
+        if isinstance(event, NodeStarted):
+            if not event.node_type.startswith(INTERACTION_PREFIX):
+                return None
+            links = input_links(event.node_type, event.input)
+            if links:
+                run.calls[event.execution_id] = links
+            return links
+        if isinstance(event, NodeFinished) and event.node_type.startswith(INTERACTION_PREFIX):
+            known = run.calls.pop(event.execution_id, None)
+            return output_links(event.node_type, event.output) or known
+        if isinstance(event, NodeFailed):
+            return run.calls.pop(event.execution_id, None)
+        return None
+
+    # -- writing --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _append(run: _RunFile, line: str) -> None:
+        run.pending.append(line)
+        run.pending_chars += len(line) + 1
+
+    def _schedule(self, run_id: str, run: _RunFile) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._write(run_id, run, sync=False)
+            return
+        run.scheduled = True
+        loop.call_soon(self._write_soon, run_id, run)
+
+    def _write_soon(self, run_id: str, run: _RunFile) -> None:
+        run.scheduled = False
+        self._write(run_id, run, sync=False)
+
+    def _write(self, run_id: str, run: _RunFile, *, sync: bool) -> None:
+        if run.file is None or run.error is not None:
+            return
+        if run.pending:
+            data = "\n".join(run.pending) + "\n"
+            run.pending.clear()
+            run.pending_chars = 0
+        else:
+            data = ""
+        try:
+            if data:
+                run.file.write(data.encode("utf-8", "backslashreplace"))
+            if sync:
+                run.file.sync()
+        except OSError as exc:
+            self._fail(run_id, run, "cannot write", exc)
+
+    def _close(self, run: _RunFile) -> None:
+        file, run.file = run.file, None
+        if file is None:
+            return
+        try:
+            file.close()
+        except OSError as exc:
+            logger.warning("closing the run journal %s failed: %s", run.path.name, exc)
+
+    # -- failures -------------------------------------------------------------------------------------
+
+    def _fail(self, run_id: str, run: _RunFile, action: str, exc: BaseException) -> None:
+        detail = exc.message if isinstance(exc, DittoError) else str(exc)
+        message = sanitize_public_message(
+            f"{action} the run journal {run.path}: {detail}", workspace=self._workspace
+        )
+        error = JournalError(message)
+        run.error = error
+        run.pending.clear()
+        self._failures[run_id] = error
+        self._close(run)
+        logger.error("%s", message)
+        if self._runtime is not None:
+            self._runtime.create_context(node_type="JOURNAL.WRITE").emit(
+                "journal_failed", run_id=run_id, error=message
+            )

@@ -1,0 +1,215 @@
+"""Reading run journals back: events, header and links; a truncated last line is reported, not fatal."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from ditto_tui.runtime.events import EVENT_TYPES, ApprovalResolved, ExecutionEvent, RunFinished, RunStarted
+from ditto_tui.supervise.journal import RUNS_DIR, JournalError
+from ditto_tui.supervise.journal_lines import HEADER_KIND, LINKS_KEY, REDACTED_KEY
+
+MAX_JOURNAL_BYTES = 1 << 30
+"""A journal larger than this is refused rather than read into memory."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class JournalEntry:
+    """One event of a journal, with the line it was read from and what the journal added to it."""
+
+    event: ExecutionEvent
+    line: int
+    call_id: str | None = None
+    delivery_id: str | None = None
+    redacted: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class JournalRead:
+    """A journal as read back.
+
+    ``truncated_tail`` is True when the file ends inside a line (the process stopped mid-write): that
+    line is left out. ``invalid_lines`` numbers the other lines that could not be read (left out too).
+    """
+
+    path: Path
+    header: Mapping[str, Any]
+    entries: tuple[JournalEntry, ...]
+    truncated_tail: bool = False
+    invalid_lines: tuple[int, ...] = ()
+    events: tuple[ExecutionEvent, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "events", tuple(entry.event for entry in self.entries))
+
+    @property
+    def run_id(self) -> str:
+        """The run's id: from the header, else the first event, else the file name."""
+        found = self.header.get("run_id")
+        if isinstance(found, str):
+            return found
+        return self.events[0].run_id if self.events else self.path.stem
+
+    @property
+    def started(self) -> RunStarted | None:
+        """The ``run_started`` event, if the journal has it."""
+        return next((event for event in self.events if isinstance(event, RunStarted)), None)
+
+    @property
+    def finished(self) -> RunFinished | None:
+        """The ``run_finished`` event; None when the run did not finish (it was killed, or still runs)."""
+        return next((event for event in reversed(self.events) if isinstance(event, RunFinished)), None)
+
+    def problems(self) -> list[str]:
+        """What was left out while reading, in words (empty when the journal read back whole)."""
+        notes = []
+        if self.truncated_tail:
+            notes.append("the journal ends inside a line (the run stopped mid-write); that line is left out")
+        if self.invalid_lines:
+            lines = ", ".join(str(line) for line in self.invalid_lines[:5])
+            more = "…" if len(self.invalid_lines) > 5 else ""
+            notes.append(f"{len(self.invalid_lines)} unreadable line(s) left out: {lines}{more}")
+        return notes
+
+
+def read_journal(path: str | os.PathLike[str]) -> JournalRead:
+    """Read the journal at ``path``; raises :class:`JournalError` only when the file cannot be read."""
+    file = Path(path)
+    try:
+        if file.stat().st_size > MAX_JOURNAL_BYTES:
+            raise JournalError(f"journal {file.name!r} is larger than {MAX_JOURNAL_BYTES} bytes")
+        data = file.read_bytes()
+    except OSError as exc:
+        raise JournalError(f"cannot read journal {file.name!r}: {exc.strerror or exc}") from None
+    lines = data.split(b"\n")
+    tail = lines.pop()
+    header: dict[str, Any] = {}
+    entries: list[JournalEntry] = []
+    invalid: list[int] = []
+    for number, raw in enumerate(lines, start=1):
+        record = _record(raw)
+        if record is None:
+            if raw.strip():
+                invalid.append(number)
+            continue
+        if record.get("kind") == HEADER_KIND and not header and not entries:
+            header = record
+            continue
+        entry = _entry(record, number)
+        if entry is None:
+            invalid.append(number)
+        else:
+            entries.append(entry)
+    return JournalRead(
+        path=file,
+        header=header,
+        entries=tuple(entries),
+        truncated_tail=bool(tail),
+        invalid_lines=tuple(invalid),
+    )
+
+
+def _record(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _entry(record: dict[str, Any], line: int) -> JournalEntry | None:
+    links = record.pop(LINKS_KEY, None)
+    redacted = record.pop(REDACTED_KEY, False) is True
+    model = EVENT_TYPES.get(str(record.get("kind")))
+    if model is None:
+        return None
+    try:
+        event = model.model_validate(record)
+    except pydantic.ValidationError:
+        return None
+    links = links if isinstance(links, dict) else {}
+    call_id, delivery_id = links.get("callId"), links.get("deliveryId")
+    return JournalEntry(
+        event=event,
+        line=line,
+        call_id=call_id if isinstance(call_id, str) else None,
+        delivery_id=delivery_id if isinstance(delivery_id, str) else None,
+        redacted=redacted,
+    )
+
+
+# -- finding and listing runs -----------------------------------------------------------------------------
+
+
+def runs_directory(workspace: str | os.PathLike[str]) -> Path:
+    """Where the runs of ``workspace`` are journaled."""
+    return Path(workspace) / RUNS_DIR
+
+
+def find_journal(run: str, workspace: str | os.PathLike[str]) -> Path:
+    """The journal named by ``run``: a path to a ``.jsonl`` file, a run id, or a unique prefix of one."""
+    given = Path(run)
+    if given.suffix == ".jsonl" and given.is_file():
+        return given
+    directory = runs_directory(workspace)
+    exact = directory / f"{run}.jsonl"
+    if run and "/" not in run and exact.is_file():
+        return exact
+    matches = sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
+    found = [path for path in matches if run and path.stem.startswith(run)]
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise JournalError(f"{run!r} names {len(found)} runs; give more of the run id")
+    raise JournalError(f"no journal for {run!r} (no such file, and no run with that id in {RUNS_DIR})")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSummary:
+    """One line of ``ditto-tui runs``: a recorded run and how it went."""
+
+    run_id: str
+    path: Path
+    graph: str
+    started_at: float | None
+    duration_ms: float | None
+    outcome: str
+    approvals: Mapping[str, int]
+
+
+def summarize(journal: JournalRead) -> RunSummary:
+    """The summary of one journal: outcome is the run's status, or ``unfinished`` when it has none."""
+    started, finished = journal.started, journal.finished
+    resolved = (event for event in journal.events if isinstance(event, ApprovalResolved))
+    decisions = Counter(str(event.decision) for event in resolved)
+    graph = journal.header.get("plan") or (started.plan if started is not None else "")
+    return RunSummary(
+        run_id=journal.run_id,
+        path=journal.path,
+        graph=str(graph),
+        started_at=started.at if started is not None else None,
+        duration_ms=finished.duration_ms if finished is not None else None,
+        outcome=finished.status if finished is not None else "unfinished",
+        approvals=dict(decisions),
+    )
+
+
+def list_runs(workspace: str | os.PathLike[str]) -> list[RunSummary]:
+    """Every journaled run of ``workspace``, oldest first (an unreadable file is skipped)."""
+    directory = runs_directory(workspace)
+    if not directory.is_dir():
+        return []
+    summaries = []
+    for path in directory.glob("*.jsonl"):
+        try:
+            summaries.append(summarize(read_journal(path)))
+        except JournalError:
+            continue
+    return sorted(summaries, key=lambda summary: (summary.started_at or 0.0, summary.run_id))

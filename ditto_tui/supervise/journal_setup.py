@@ -1,0 +1,74 @@
+"""Wiring a run journal into a runtime: the header that says what runs ran under, and the guarded gate."""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ditto_tui.interaction.tools import ToolRegistry
+from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
+from ditto_tui.supervise.gate import ApprovalGate
+from ditto_tui.supervise.journal import RUNS_DIR, RunJournal
+
+
+def describe_approver(approver: object) -> str:
+    """Who answers the calls that ask, as the audit trail names them."""
+    if approver is None:
+        return "no approver: calls that ask are denied"
+    if isinstance(approver, StaticApprover):
+        return f"fixed answer (--approve {approver.answer})"
+    if isinstance(approver, QueueApprover):
+        return "a person, in the approval view"
+    return type(approver).__name__
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        return "unknown"
+
+
+def run_about(*, program: str, gate: ApprovalGate, tools: ToolRegistry, approver: object) -> dict[str, Any]:
+    """What a journal header records beside the run: program, policy, tools, approver and user."""
+    definitions = (tools.definition(name) for name in tools.names())
+    return {
+        "program": program,
+        "policy": [_rule(rule.tool, rule.mcp, rule.decision) for rule in gate.policy.rules],
+        "mcp_default": gate.policy.mcp_default,
+        "approval_timeout": gate.timeout,
+        "tools": {
+            definition.name: {
+                "requiresApproval": definition.requires_approval,
+                "effects": list(definition.effects),
+                "digest": definition.digest,
+            }
+            for definition in definitions
+            if definition is not None
+        },
+        "approver": describe_approver(approver),
+        "user": _user(),
+    }
+
+
+def _rule(tool: str | None, mcp: str | None, decision: str) -> dict[str, str]:
+    subject = {"tool": tool} if tool is not None else {"mcp": mcp or ""}
+    return {**subject, "decision": decision}
+
+
+def create_run_journal(
+    workspace: str | os.PathLike[str],
+    *,
+    program: str,
+    gate: ApprovalGate,
+    tools: ToolRegistry,
+    approver: object,
+    secrets: Iterable[str] = (),
+) -> RunJournal:
+    """The journal of a workspace's runs: ``<workspace>/.ditto/runs/<run_id>.jsonl``."""
+    root = Path(workspace)
+    about = run_about(program=program, gate=gate, tools=tools, approver=approver)
+    return RunJournal(root / RUNS_DIR, secrets=secrets, about=about, workspace=root)
