@@ -9,8 +9,8 @@ Headless (``App.run_test``, 120×36), all in one run:
   fed one line per tool call.
 - In each, a key press every 50 ms during the flood (``v``, the Run screen's raw/normalised switch;
   ``up`` in the log); latency is the time from the key event to its action running.
-- **Cold start**: a fresh process to its first frame, ``ditto-tui`` (the default graph) against a
-  Textual hello-world app, medians of alternating runs.
+- **Cold start**: a fresh process to its first frame (Textual's ``Ready``: the first screen painted),
+  ``ditto-tui`` on the default graph against a Textual hello-world app, medians of alternating runs.
 
     python -m benchmarks.bench_tui [--json] [--quick]
 """
@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.text import Text
 from textual import events
@@ -54,6 +54,7 @@ TARGET_RENDER_S = 2.0
 TARGET_P50_MS = 50.0
 TARGET_MAX_MS = 250.0
 TARGET_COLD_RATIO = 1.5
+AppT = TypeVar("AppT", bound=App[Any])
 GIVE_UP_S = 120.0
 
 
@@ -313,11 +314,28 @@ class Hello(App[None]):
         yield Static("Hello, world!")
 
 
+def _first_frame_probe(base: type[AppT]) -> type[AppT]:
+    """``base`` that prints ``frame`` when its first frame is painted (Textual's ``Ready``), then quits."""
+
+    def on_ready(self: App[Any]) -> None:
+        print("frame", flush=True)
+        self.call_later(self.exit)
+
+    css = [str(Path(sys.modules[base.__module__].__file__ or "").parent / path) for path in _css_paths(base)]
+    return type(f"{base.__name__}Probe", (base,), {"on_ready": on_ready, "CSS_PATH": css})
+
+
+def _css_paths(app: type[App[Any]]) -> list[str]:
+    paths = app.CSS_PATH
+    if paths is None:
+        return []
+    return [str(path) for path in (paths if isinstance(paths, list) else [paths])]
+
+
 def first_frame(which: str) -> int:
-    """(Child process) start the app headless, print ``frame`` at its first full frame, then quit."""
+    """(Child process) start the app headless at 120×36; print ``frame`` at its first frame, then quit."""
     if which == "hello":
-        app: App[Any] = Hello()
-        ready: Callable[[], bool] = lambda: bool(app.screen.query(Static))  # noqa: E731
+        app: App[Any] = _first_frame_probe(Hello)()
     else:
         from ditto_tui.__main__ import DEFAULT_GRAPH, _config
         from ditto_tui.program import load_program
@@ -325,17 +343,8 @@ def first_frame(which: str) -> int:
 
         config = _config(None, ROOT)
         program = load_program(ROOT / DEFAULT_GRAPH, config, ROOT)
-        app = DittoApp(RunSpec(config=config, workspace=ROOT, program=program))
-        ready = lambda: isinstance(app.screen, RunScreen)  # noqa: E731
-
-    async def report(pilot: Pilot[Any]) -> None:
-        while not ready():
-            await pilot.pause()
-        await pilot.pause()
-        print("frame", flush=True)
-        app.exit()
-
-    app.run(headless=True, size=SIZE, auto_pilot=report)
+        app = _first_frame_probe(DittoApp)(RunSpec(config=config, workspace=ROOT, program=program))
+    app.run(headless=True, size=SIZE)
     return 0
 
 

@@ -16,7 +16,6 @@ from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.tui.approvals import ApprovalDesk
 from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RunBridge, RunSpec
 from ditto_tui.tui.heap import IdleCollector
-from ditto_tui.tui.screens.help import HelpScreen
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.screens.run import RunScreen
 from ditto_tui.tui.screens.tools import ToolsScreen
@@ -73,11 +72,12 @@ class DittoApp(App[None]):
 
     def on_mount(self) -> None:
         self.bridge.connect(events=self, approvals=self)
-        self.open_session()
         self.switch_mode(self.start_mode)
 
     def on_ready(self) -> None:
-        """After the first frame: full collections only when idle (see :mod:`ditto_tui.tui.heap`)."""
+        """After the first frame: open the session (MCP servers start, the run begins), and run full
+        collections only when idle (see :mod:`ditto_tui.tui.heap`)."""
+        self.open_session()
         self.heap.start()
         self.set_interval(1.0, self.heap.tick)
 
@@ -114,6 +114,8 @@ class DittoApp(App[None]):
 
     def action_help(self) -> None:
         """Show every key binding and what each screen does."""
+        from ditto_tui.tui.screens.help import HelpScreen  # its form widget loads jsonschema: not at start-up
+
         self.push_screen(HelpScreen([RunScreen, McpScreen, ToolsScreen]))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

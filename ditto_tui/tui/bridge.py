@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from ditto_tui.config import RuntimeConfig
+from ditto_tui.errors import RuntimeClosedError, ValidationError
 from ditto_tui.headless import open_runtime
 from ditto_tui.interaction import McpRegistry
 from ditto_tui.program import Program
@@ -167,7 +168,7 @@ class RunBridge:
         """Run the program on the session's runtime; returns its outputs (graph) or final state (loop)."""
         program = self.spec.program
         if program is None:
-            raise RuntimeError("this session has no program to run")
+            raise ValidationError("this session has no program to run")
         runtime = await self._future()
         if isinstance(program.plan, Graph):
             return await runtime.run(program.plan, program.initial)
@@ -203,7 +204,7 @@ class RunBridge:
     def check_arguments(self, request_id: str, arguments: Mapping[str, Any]) -> None:
         """Validate edited arguments as approving them would; raises ``ValidationError`` if refused."""
         if self.gate is None:
-            raise RuntimeError("the run has not started")
+            raise RuntimeClosedError("the session is not open")
         self.gate.check_arguments(request_id, arguments)
 
     def cancel_call(self, execution_id: str) -> bool:
@@ -226,5 +227,5 @@ class RunBridge:
     def read_text(self, path: str) -> str:
         """Read a workspace file through the run's sandbox (its path rules and permissions)."""
         if self.runtime is None:
-            raise RuntimeError("the run has not started")
+            raise RuntimeClosedError("the session is not open")
         return self.runtime.services.sandbox.read_text(path)

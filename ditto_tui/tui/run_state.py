@@ -127,6 +127,7 @@ class NodeView:
     runs: int = 0
     execution_id: str | None = None
     entry: Entry | None = None
+    nested: bool = False
 
 
 def field_of(value: Any, name: str) -> Any:
@@ -258,7 +259,7 @@ class RunModel:
         if node is None:
             caller = node_id.rpartition("/")[0]
             deps = (caller,) if caller in self.nodes else ()
-            node = self.nodes[node_id] = NodeView(id=node_id, type=node_type, deps=deps)
+            node = self.nodes[node_id] = NodeView(id=node_id, type=node_type, deps=deps, nested=True)
             self.layout_version += 1
         return node
 
@@ -273,7 +274,11 @@ class RunModel:
         )
 
     def _loop_iteration(self, event: Any) -> None:
+        """A new iteration: the plan's nodes start over; calls nested in the last one leave the graph."""
         self.iteration = event.iteration
+        if any(node.nested for node in self.nodes.values()):
+            self.nodes = {key: node for key, node in self.nodes.items() if not node.nested}
+            self.layout_version += 1
         for node in self.nodes.values():
             node.state, node.duration_ms = "pending", None
         title = f"iteration {event.iteration}/{event.max_iterations}"
@@ -311,7 +316,12 @@ class RunModel:
         node = self._node(event.node_id, event.node_type)
         node.state = "skipped"
         node.entry = self._add(
-            "node", event, event.node_type, summary=event.reason, status="skipped", node_id=event.node_id
+            "node",
+            event,
+            short_type(event.node_type),
+            summary=event.reason,
+            status="skipped",
+            node_id=event.node_id,
         )
 
     def _approval_requested(self, event: Any) -> None:
@@ -390,7 +400,7 @@ def _describe_input(node_type: str, input: Any) -> tuple[str, str]:
         return "observe", f"{field_of(result, 'source')} {field_of(result, 'call_id')}"
     if node_type == "INTERACTION.OUTPUT":
         return "output", f"delivery {short_json(field_of(input, 'delivery_id'))}"
-    return node_type, short_json(input, SUMMARY_CHARS)
+    return short_type(node_type), short_json(input, SUMMARY_CHARS)
 
 
 def _describe_output(kind: EntryKind, summary: str, output: Any) -> str:
@@ -410,6 +420,11 @@ def _describe_output(kind: EntryKind, summary: str, output: Any) -> str:
         if content is not None:
             return f"{summary} → {content_summary(content)}"
     return summary
+
+
+def short_type(node_type: str) -> str:
+    """A node type without its worker prefix: ``INTERACTION.ACT.TOOL`` → ``ACT.TOOL``."""
+    return node_type.partition(".")[2] or node_type
 
 
 def format_seconds(seconds: float) -> str:

@@ -177,14 +177,14 @@ async def _mid_run(pilot: Pilot[Any]) -> RunScreen:
 
 
 def test_snapshot_run_screen_mid_run(snap_compare: Any, tmp_path: Path) -> None:
-    async def select_the_waiting_write(pilot: Pilot[Any]) -> None:
+    async def select_the_failed_search(pilot: Pilot[Any]) -> None:
         screen = await _mid_run(pilot)
         screen.dag.focus()
-        await pilot.press("right", "right", "right")
-        assert screen.dag.selected == "write"
+        await pilot.press("right", "right")
+        assert screen.dag.selected == "search"
 
     app = Host(lambda: RunScreen(_bridge(tmp_path)))
-    assert snap_compare(app, terminal_size=SIZE, run_before=select_the_waiting_write)
+    assert snap_compare(app, terminal_size=SIZE, run_before=select_the_failed_search)
 
 
 def test_snapshot_t08_r15_approval_view_shows_hostile_arguments_literally(

@@ -100,10 +100,14 @@ def test_a_nested_node_hangs_under_its_caller_and_a_loop_counts_its_runs() -> No
             ]
         )
     assert model.iteration == 2 and model.nodes["step"].runs == 2
-    assert model.nodes["step/act-1"].deps == ("step",) and model.nodes["step/act-1"].runs == 2
+    nested = model.nodes["step/act-1"]
+    assert nested.deps == ("step",) and nested.nested and nested.runs == 1  # each iteration its own calls
+    model.apply([LoopIteration(**IDS, seq=30, at=100.0, iteration=3, max_iterations=5)])
+    assert list(model.nodes) == ["step"]
     assert [entry.title for entry in model.entries if entry.kind == "iteration"] == [
         "iteration 1/5",
         "iteration 2/5",
+        "iteration 3/5",
     ]
 
 

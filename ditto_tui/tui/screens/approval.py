@@ -13,6 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
+from ditto_tui.digest import arguments_digest
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
 from ditto_tui.tui import clock
 from ditto_tui.tui.text import untrusted_json
@@ -84,6 +85,7 @@ class ApprovalModal(ModalScreen[ApprovalDecision | None]):
     reason = getters.query_one("#reason", Input)
     editor_box = getters.query_one("#editor", Vertical)
     body = getters.query_one("#body", VerticalScroll)
+    hint = getters.query_one("#hint", Static)
 
     def __init__(self, request: ApprovalRequest, backend: ApprovalBackend) -> None:
         super().__init__()
@@ -144,9 +146,12 @@ class ApprovalModal(ModalScreen[ApprovalDecision | None]):
         return Text("\n").join(lines)
 
     def _show_arguments(self, arguments: dict[str, Any]) -> None:
-        label = (
-            "Edited arguments (checked)" if self.edited is not None else "Arguments, exactly as they will run"
-        )
+        if self.edited is None:
+            label = "Arguments, exactly as they will run"
+        else:
+            label = (
+                f"Edited arguments (checked; approval binds to sha256 {arguments_digest(arguments)[:16]}…)"
+            )
         self.arguments_view.update(Text.assemble((label + "\n", "bold underline"), untrusted_json(arguments)))
         write = file_write(self.request.effects, arguments)
         self.diff_view.display = write is not None
@@ -202,7 +207,7 @@ class ApprovalModal(ModalScreen[ApprovalDecision | None]):
             "edit": "Edit, then ctrl+s checks them with the tool's own validation. Escape goes back.",
             "edited": "The edited arguments passed the tool's checks: a approves them as shown.",
         }
-        self.query_one("#hint", Static).update(Text(hints[mode], style="italic"))
+        self.hint.update(Text(hints[mode], style="italic"))
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

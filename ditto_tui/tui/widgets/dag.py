@@ -15,19 +15,11 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ditto_tui.tui.run_state import GLYPHS, NodeView, RunModel, format_seconds
+from ditto_tui.tui.run_state import GLYPHS, NodeView, RunModel, format_seconds, short_type
 from ditto_tui.tui.widgets.dag_layout import BOX_HEIGHT, BOX_WIDTH, LINES, Box, DagLayout, layout
 from ditto_tui.tui.widgets.inline import fit, one_line
 
 _INNER = BOX_WIDTH - 2
-_TYPE_PREFIXES = ("INTERACTION.",)
-
-
-def _short_type(node_type: str) -> str:
-    for prefix in _TYPE_PREFIXES:
-        if node_type.startswith(prefix):
-            return node_type[len(prefix) :]
-    return node_type
 
 
 class DagView(ScrollView, can_focus=True):
@@ -164,7 +156,7 @@ class DagView(ScrollView, can_focus=True):
         else:
             timing = ""
         runs = f" ×{node.runs}" if node.runs > 1 else ""
-        label = _short_type(node.type) + runs
+        label = short_type(node.type) + runs
         room = _INNER - len(timing) - 1
         left = fit(one_line(label), room) if room > 0 else Text()
         return Text.assemble(left, " ", timing, style=self._style("detail"))

@@ -140,15 +140,16 @@ def _order(layers: list[list[_Slot]]) -> None:
 def _columns(layers: Sequence[Sequence[_Slot]]) -> tuple[dict[str, int], int]:
     """The center column of every slot and the canvas width (that of the widest layer).
 
-    Each layer is centred; then each slot moves toward the mean of its feeders as far as its
-    neighbours allow, so nearly straight edges become straight without widening the canvas.
+    Each layer starts at the left edge (the first nodes stay in view in a narrow pane); then each slot
+    moves toward the mean of its feeders as far as its neighbours allow, so edges run as straight as
+    they can without widening the canvas.
     """
     spans = [sum(slot.width for slot in layer) + GAP * (len(layer) - 1) for layer in layers]
     width = max(spans, default=0)
     centers: dict[str, int] = {}
-    for layer, span in zip(layers, spans, strict=True):
+    for layer in layers:
         lefts = []
-        x = (width - span) // 2
+        x = 0
         for slot in layer:
             lefts.append(x)
             x += slot.width + GAP
