@@ -19,11 +19,12 @@ NPM_STAMP := node_modules/.installed
 # Tests start `ditto-tui` and the reference MCP servers as subprocesses: put both on PATH.
 TEST_PATH := $(CURDIR)/$(BIN):$(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: help run test lint bench
+.PHONY: help run test lint bench fuzz
 
 help:
 	@echo "make run    start ditto-tui (creates .venv on first use)"
 	@echo "make test   lint, type-check, import contracts, then the test suite"
+	@echo "make fuzz   the Hypothesis properties only, with many more examples each"
 	@echo "make bench  runtime overhead per node: ditto_tui vs LangGraph vs bare asyncio"
 	@echo "           and a capped command: cat of a 2 GiB sparse file (time, peak memory)"
 	@echo "           and MCP over stdio: ACT.MCP invoke and discovery vs the raw SDK"
@@ -60,6 +61,10 @@ lint: $(DEV_STAMP)
 test: lint $(NPM_STAMP)
 	PATH="$(TEST_PATH)" $(PY) -m pytest || { rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; exit $$rc; }
+
+# The same properties as `make test`, each with FUZZ_FACTOR (tests/properties.py) times more examples.
+fuzz: $(DEV_STAMP)
+	HYPOTHESIS_PROFILE=fuzz PATH="$(TEST_PATH)" $(PY) -m pytest -m property
 
 bench: $(DEV_STAMP)
 	$(PY) -m benchmarks.bench_runtime

@@ -17,6 +17,7 @@ from ditto_tui.tui.approvals import ApprovalDesk
 from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RunBridge, RunSpec
 from ditto_tui.tui.heap import IdleCollector
 from ditto_tui.tui.screens.mcp import McpScreen
+from ditto_tui.tui.screens.mcp_session import McpSessionScreen
 from ditto_tui.tui.screens.run import RunScreen
 from ditto_tui.tui.screens.tools import ToolsScreen
 from ditto_tui.tui.widgets.inline import visible
@@ -65,6 +66,7 @@ class DittoApp(App[None]):
             screens["run"] = partial(RunScreen, self.bridge)
         spec = self.bridge.spec
         tools = tuple(spec.program.tools) if spec.program is not None else ()
+        screens["mcp"] = partial(McpSessionScreen, self.bridge)
         screens["tools"] = partial(
             ToolsScreen.for_session, spec.config, spec.workspace, tools, self.bridge.grants()
         )

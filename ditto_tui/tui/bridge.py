@@ -182,6 +182,10 @@ class RunBridge:
         await self._closed.wait()
         self.pump.close()
 
+    async def opened(self) -> Runtime:
+        """The session's runtime, once :meth:`serve` has opened it (raises if opening failed)."""
+        return await asyncio.shield(self._future())
+
     def _future(self) -> asyncio.Future[Runtime]:
         if self._opened is None:
             self._opened = asyncio.get_running_loop().create_future()

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ditto_tui.sanitize import public_message_from_exception, sanitize_public_message, unsafe_reason
+from tests.properties import examples
 
 SECRETS = ["hunter2-very-secret", "BSAxyz0123456789abcdef", "p@ss word/+=", "ünïcode-sëcret"]
 PATHS = ["/home/alice/.ssh/id_rsa", "/tmp/pytest-1/w/a", "/private/var/x", "/etc/passwd"]
@@ -51,7 +52,7 @@ ROOTED_PATH = re.compile(r"(?:^|[\s\"'(=,;|{<:])/\.?\w")
 STACK_FRAME = re.compile(r'File "[^"]*", line \d+')
 CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
-PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def assert_public(message: str, secrets: list[str]) -> None:

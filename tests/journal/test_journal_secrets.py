@@ -27,6 +27,7 @@ from ditto_tui.runtime import CustomEvent, WorkerContext, graph
 from ditto_tui.sanitize import REDACTED
 from ditto_tui.supervise import StaticApprover, read_journal
 from ditto_tui.supervise.journal_lines import LineEncoder
+from tests.properties import examples
 
 KEY = "brv-Z9y8X7w6V5u4T3s2q1"
 CONFIG = """\
@@ -132,7 +133,7 @@ def test_values_json_cannot_hold_are_written_as_text() -> None:
     assert json.loads(line)["data"] == {"nan": "nan", "set": "{1}", "2": "two"}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     before=st.text(max_size=40),
     after=st.text(max_size=40),

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ditto_tui.errors import PathError
 from ditto_tui.sandbox import validate_workspace_path
+from tests.properties import examples
 
 
 def _code(path: object) -> str:
@@ -144,7 +145,7 @@ def empty_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(os.path.realpath(tmp_path_factory.mktemp("empty")))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(path=_PATHS)
 def test_property_1_validated_paths_stay_inside(path: str, empty_root: Path) -> None:
     root = empty_root

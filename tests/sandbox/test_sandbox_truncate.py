@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ditto_tui.sandbox import truncate_utf8
+from tests.properties import examples
 
 CAP = 65536
 
@@ -58,7 +59,7 @@ _CHUNKS = st.one_of(
 _DATA = st.lists(_CHUNKS, max_size=8).map(b"".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(data=_DATA, cap=st.integers(min_value=0, max_value=40))
 def test_property_3_truncation_is_a_decodable_prefix(data: bytes, cap: int) -> None:
     cut = truncate_utf8(data, cap)

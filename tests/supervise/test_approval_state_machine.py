@@ -19,6 +19,7 @@ from ditto_tui.digest import canonical_json
 from ditto_tui.interaction import Tool, create_interaction_worker
 from ditto_tui.runtime import WorkerContext, create_ditto
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
+from tests.properties import examples
 
 TIMEOUT = 0.02
 WORKSPACE = Path(__file__).parent
@@ -182,6 +183,9 @@ class ApprovalMachine(RuleBasedStateMachine):
 
 
 ApprovalMachine.TestCase.settings = settings(
-    max_examples=40, stateful_step_count=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(40),
+    stateful_step_count=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 test_approval_state_machine = ApprovalMachine.TestCase

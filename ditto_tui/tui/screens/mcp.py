@@ -521,6 +521,11 @@ class McpScreen(Screen[None]):
     @on(ServerStatusChanged)
     def _status_changed(self, event: ServerStatusChanged) -> None:
         self.rebuild_tree()
+        status = event.status
+        if self.discover_on_mount and status.state == "connected" and status.tools is None:
+            view = self.source.server(status.server)
+            if view.callable:
+                self.discover([status.server])  # a server that finished starting after the screen opened
 
 
 class McpCommands(Provider):

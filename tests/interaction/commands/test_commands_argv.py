@@ -13,6 +13,7 @@ from ditto_tui.interaction import create_read_only_command_tools
 from ditto_tui.interaction.commands import COMMAND_TOOL_NAMES, build_argv
 from ditto_tui.sandbox import validate_workspace_path
 from tests.interaction.commands.command_harness import ALL_TOOLS, OPTION_LIKE, UNKNOWN_FIELDS
+from tests.properties import examples
 
 
 def test_seed_command_shapes() -> None:
@@ -391,7 +392,7 @@ def _check_options(tool: str, argv: list[str], args: dict[str, Any]) -> None:
         _check_operand(operand)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_calls())
 def test_property_2_user_values_never_take_option_position(call: tuple[str, dict[str, Any]]) -> None:
     tool, args = call

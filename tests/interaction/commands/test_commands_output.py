@@ -17,6 +17,7 @@ from ditto_tui.contracts import ExternalResult
 from ditto_tui.errors import CommandTimeoutError
 from ditto_tui.interaction.commands._output import bound_stream
 from tests.interaction.commands.command_harness import CommandHarness, everything, rule
+from tests.properties import examples
 from tests.sandbox.hostile_tree import BOUNDARY, Hostile
 
 CAP = 65536
@@ -274,7 +275,7 @@ _PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(_PIECES, max_size=80).map(b"".join),
     st.integers(1, 120),

@@ -1,0 +1,35 @@
+"""Test-wide settings: the Hypothesis profile (``HYPOTHESIS_PROFILE``) and the ``property`` marker.
+
+``make test`` runs every property with the bounded example counts written beside it; ``make fuzz`` sets
+``HYPOTHESIS_PROFILE=fuzz`` and runs only the tests marked ``property`` (every Hypothesis test is
+marked automatically), each with many more examples (see ``tests/properties.py``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, is_hypothesis_test, settings
+
+FUZZ_EXAMPLES = 2_000
+"""Examples of a property that names no count of its own, under the fuzz profile."""
+
+settings.register_profile(
+    "fuzz",
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "property: a Hypothesis property (make fuzz runs these only)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if isinstance(item, pytest.Function) and is_hypothesis_test(item.obj):
+            item.add_marker(pytest.mark.property)
