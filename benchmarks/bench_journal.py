@@ -12,10 +12,7 @@
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import gc
-import json
 import statistics
 import sys
 import tempfile
@@ -26,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_runtime import INPUT, ditto_bind, line, step
+from benchmarks.cli import run_benchmark
 from ditto_tui.interaction import Tool, create_interaction_worker
 from ditto_tui.runtime import (
     ExecutionEvent,
@@ -114,8 +112,12 @@ async def overhead(directory: Path, repetitions: int) -> dict[str, float]:
     kept: list[ExecutionEvent] = []
     observed.subscribe(lambda event: kept.append(event) if len(kept) < 10_000 else kept.clear())
     RunJournal(directory / "overhead").attach(journaled)
+
+    def runner(runtime: Runtime) -> RunGraph:
+        return lambda: runtime.run(plan, INPUT)
+
     runners: dict[str, RunGraph] = {
-        name: (lambda runtime=runtime: runtime.run(plan, INPUT))
+        name: runner(runtime)
         for name, runtime in (("plain", plain), ("events", observed), ("journal", journaled))
     }
     samples: dict[str, list[int]] = {name: [] for name in runners}
@@ -197,16 +199,8 @@ def print_report(report: dict[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions (smoke test)")
-    args = parser.parse_args(argv)
-    report = asyncio.run(benchmark(0.1 if args.quick else 1.0))
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print_report(report)
-    return 0
+    """Run the benchmark from the command line."""
+    return run_benchmark(__doc__, benchmark, print_report, argv)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,7 @@ over the raw SDK's (pairs share machine conditions, so a busy machine moves both
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import gc
-import json
 import platform
 import statistics
 import sys
@@ -27,6 +24,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from benchmarks.cli import run_benchmark
 
 TARGET_RATIO = 1.1
 CATALOGUE = 995  # plus the demo's five notes tools: 1000 tools, ten pages
@@ -134,16 +133,8 @@ def print_table(report: dict[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions (smoke test)")
-    args = parser.parse_args(argv)
-    report = asyncio.run(benchmark(0.1 if args.quick else 1.0))
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print_table(report)
-    return 0
+    """Run the benchmark from the command line."""
+    return run_benchmark(__doc__, benchmark, print_table, argv)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,9 @@ same machine conditions; the figure is the median wall time of one graph run div
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import importlib.metadata
-import json
 import operator
 import platform
 import statistics
@@ -22,6 +20,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
+
+from benchmarks.cli import run_benchmark
 
 TARGET_US_PER_NODE = 20.0
 INPUT: dict[str, Any] = {"x": 1}
@@ -312,16 +312,10 @@ async def benchmark(scale: float) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions (smoke test)")
-    args = parser.parse_args(argv)
-    report = asyncio.run(benchmark(0.1 if args.quick else 1.0))
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print_table(report)
-    return 1 if report["unavailable"] else 0
+    """Run the benchmark from the command line."""
+    return run_benchmark(
+        __doc__, benchmark, print_table, argv, exit_code=lambda report: 1 if report["unavailable"] else 0
+    )
 
 
 if __name__ == "__main__":
