@@ -260,6 +260,10 @@ class ApprovalRule(ConfigModel):
         default=None, description="A glob over SERVER:TOOL, e.g. 'files:*'."
     )
     decision: Decision = Field(description="allow, ask or deny.")
+    timeout_seconds: Seconds | None = Field(
+        default=None,
+        description="How long a request under this rule may wait (overrides approval.timeoutSeconds).",
+    )
 
     @model_validator(mode="after")
     def _one_target(self) -> Self:

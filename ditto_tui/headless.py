@@ -20,7 +20,7 @@ from ditto_tui.program import Program
 from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, WorkerDefinition, create_ditto
 from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.sanitize import public_message_from_exception
-from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, StaticApprover
+from ditto_tui.supervise import ApprovalGate, StaticApprover
 from ditto_tui.supervise.journal_gate import JournaledGate
 from ditto_tui.supervise.journal_setup import create_run_journal
 
@@ -61,11 +61,7 @@ def build_runtime(
     With ``journal`` every run is journaled under ``.ditto/runs/`` and a call whose approval the journal
     cannot record is not executed (``ditto_tui.supervise.journal``).
     """
-    gate = ApprovalGate(
-        policy=ApprovalPolicy(rule.model_dump(exclude_none=True) for rule in config.approval.rules),
-        approver=approver,
-        timeout=config.approval.timeout_seconds,
-    )
+    gate = ApprovalGate.from_config(config.approval, approver)
     tools = ToolRegistry(program.tools)
     run_journal = None
     if journal:

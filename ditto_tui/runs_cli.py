@@ -85,7 +85,7 @@ def run_command(
             print_audit(journal, out)
         return 0
     config = load_config(args.config, workspace)
-    policy = ApprovalPolicy(rule.model_dump(exclude_none=True) for rule in config.approval.rules)
+    policy = ApprovalPolicy.from_config(config.approval)
     print_policy_check(journal, policy_check(journal, policy), out)
     return 0
 

@@ -26,6 +26,7 @@ from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
 
 if TYPE_CHECKING:
+    from ditto_tui.config import ApprovalConfig as ApprovalSettings
     from ditto_tui.sandbox import Sandbox
     from ditto_tui.signal import CancelSignal
 
@@ -95,7 +96,8 @@ class ApprovalGate:
     A call the policy allows runs; one it denies ends ``failed``/``APPROVAL_DENIED``; one it asks about
     waits for ``approver.decide`` (no approver ⇒ denied). The decision binds to the call id, the
     sha256 of the exact arguments and the tool definition digest; edited arguments are validated again.
-    ``timeout`` (seconds) ends an unanswered request with ``APPROVAL_TIMEOUT``; a request withdrawn with
+    ``timeout`` (seconds; a matching rule's own ``timeout_seconds`` wins) ends an unanswered request with
+    ``APPROVAL_TIMEOUT``; a request withdrawn with
     :meth:`withdraw`, or whose call is cancelled, never executes.
     """
 
@@ -115,6 +117,13 @@ class ApprovalGate:
         self._pending: dict[str, _Pending] = {}
         self._ids = itertools.count(1)
         self._session = uuid.uuid4().hex[:8]
+
+    @classmethod
+    def from_config(cls, approval: ApprovalSettings, approver: Approver | None) -> ApprovalGate:
+        """The gate of a ``ditto.yaml`` ``approval`` section (rules, per-rule and default timeouts)."""
+        return cls(
+            policy=ApprovalPolicy.from_config(approval), approver=approver, timeout=approval.timeout_seconds
+        )
 
     # -- what the UI sees -----------------------------------------------------------------------------
 
@@ -276,6 +285,7 @@ class ApprovalGate:
             run_id=context.run_id if context else None,
             node_id=context.node_id if context else None,
             requested_at=time.time(),
+            timeout_seconds=verdict.timeout if verdict.timeout is not None else self.timeout,
         )
 
     async def _ask(
@@ -329,7 +339,9 @@ class ApprovalGate:
         if watching is not None:
             watchers.add(watching)
         try:
-            done, _ = await asyncio.wait(watchers, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                watchers, timeout=request.timeout_seconds, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             del self._pending[request.request_id]
             for future in watchers:

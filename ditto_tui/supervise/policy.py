@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ditto_tui.errors import ValidationError
+
+if TYPE_CHECKING:
+    from ditto_tui.config import ApprovalConfig as ApprovalSettings
 
 PolicyDecision = Literal["allow", "ask", "deny"]
 _DECISIONS = ("allow", "ask", "deny")
@@ -20,6 +23,7 @@ class ApprovalRule:
     decision: PolicyDecision
     tool: str | None = None
     mcp: str | None = None
+    timeout_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if (self.tool is None) == (self.mcp is None):
@@ -29,6 +33,11 @@ class ApprovalRule:
             raise ValidationError("an approval rule pattern must be a nonempty string")
         if self.decision not in _DECISIONS:
             raise ValidationError(f"approval rule decision {self.decision!r} must be allow, ask or deny")
+        timeout = self.timeout_seconds
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+        ):
+            raise ValidationError("an approval rule timeout must be a positive number of seconds")
 
     @property
     def label(self) -> str:
@@ -43,10 +52,15 @@ class ApprovalRule:
             return value
         if not isinstance(value, Mapping):
             raise ValidationError("an approval rule must be a mapping with 'tool' or 'mcp' and 'decision'")
-        unknown = set(value) - {"tool", "mcp", "decision"}
+        unknown = set(value) - {"tool", "mcp", "decision", "timeout_seconds", "timeoutSeconds"}
         if unknown:
             raise ValidationError(f"unknown approval rule keys {sorted(unknown)!r}")
-        return cls(decision=value.get("decision"), tool=value.get("tool"), mcp=value.get("mcp"))  # type: ignore[arg-type]
+        return cls(
+            decision=value.get("decision"),  # type: ignore[arg-type]
+            tool=value.get("tool"),
+            mcp=value.get("mcp"),
+            timeout_seconds=value.get("timeout_seconds", value.get("timeoutSeconds")),
+        )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -55,6 +69,7 @@ class Verdict:
 
     decision: PolicyDecision
     rule: str | None
+    timeout: float | None = None
 
 
 class ApprovalPolicy:
@@ -72,11 +87,16 @@ class ApprovalPolicy:
             raise ValidationError("mcp_default must be allow, ask or deny")
         self.mcp_default: PolicyDecision = mcp_default
 
+    @classmethod
+    def from_config(cls, approval: ApprovalSettings) -> ApprovalPolicy:
+        """The policy of a ``ditto.yaml`` ``approval`` section."""
+        return cls(rule.model_dump(exclude_none=True) for rule in approval.rules)
+
     def for_tool(self, name: str, requires_approval: bool) -> Verdict:
         """The verdict for registered tool ``name``."""
         for rule in self.rules:
             if rule.tool is not None and fnmatchcase(name, rule.tool):
-                return Verdict(decision=rule.decision, rule=rule.label)
+                return Verdict(decision=rule.decision, rule=rule.label, timeout=rule.timeout_seconds)
         return Verdict(decision="ask" if requires_approval else "allow", rule=None)
 
     def for_mcp(self, server: str, tool: str) -> Verdict:
@@ -84,5 +104,5 @@ class ApprovalPolicy:
         subject = f"{server}:{tool}"
         for rule in self.rules:
             if rule.mcp is not None and fnmatchcase(subject, rule.mcp):
-                return Verdict(decision=rule.decision, rule=rule.label)
+                return Verdict(decision=rule.decision, rule=rule.label, timeout=rule.timeout_seconds)
         return Verdict(decision=self.mcp_default, rule=None)

@@ -22,7 +22,8 @@ class ApprovalRequest:
     ``request_id`` is unique per request (a reused call id gets a new request); ``arguments_digest`` is
     the sha256 of the canonical JSON of ``call.arguments``; ``tool_digest`` that of the tool's name,
     description, input schema and effects; ``rule`` names the policy rule that asked (``None``: the
-    tool's own ``requires_approval``).
+    tool's own ``requires_approval``); ``timeout_seconds`` how long it may wait (the rule's timeout, else
+    the gate's; ``None``: no limit).
     """
 
     request_id: str
@@ -38,6 +39,7 @@ class ApprovalRequest:
     run_id: str | None
     node_id: str | None
     requested_at: float
+    timeout_seconds: float | None = None
 
     @property
     def arguments(self) -> Mapping[str, Any]:

@@ -239,11 +239,7 @@ async def open_mcp_source(
     """
     from ditto_tui.interaction.mcp import open_mcp_servers
 
-    gate = ApprovalGate(
-        policy=ApprovalPolicy(rule.model_dump(exclude_none=True) for rule in config.approval.rules),
-        approver=approver,
-        timeout=config.approval.timeout_seconds,
-    )
+    gate = ApprovalGate.from_config(config.approval, approver)
     async with open_mcp_servers(
         config.mcp.enabled_servers(),
         **config.mcp.registry_kwargs(),

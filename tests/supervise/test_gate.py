@@ -587,3 +587,36 @@ async def test_r10_a_queue_approver_never_decides_by_itself(tmp_path: Path) -> N
     assert not task.done() and recorder.executed == []
     gate.withdraw(request.request_id)
     assert (await task).status == "cancelled"
+
+
+async def test_a_rule_timeout_overrides_the_gate_default_and_is_carried_by_the_request(
+    tmp_path: Path,
+) -> None:
+    recorder = Recorder()
+    approver = QueueApprover()
+    rules = [{"tool": "write_*", "decision": "ask", "timeoutSeconds": 0.05}]
+    runtime, _gate, _ = setup(tmp_path, [recorder.tool], approver, rules=rules, timeout=60)
+    task = asyncio.ensure_future(runtime.invoke("INTERACTION.ACT.TOOL", act()))
+    (request,) = await _pending(approver, 1)
+    assert request.timeout_seconds == 0.05
+    result = await asyncio.wait_for(task, 5)
+    assert result.status == "timeout" and result.error.code == "APPROVAL_TIMEOUT"
+    assert recorder.executed == []
+
+
+def test_the_gate_and_policy_come_from_the_config_section() -> None:
+    from ditto_tui.config import parse_runtime_config
+
+    config = parse_runtime_config(
+        {
+            "approval": {
+                "timeoutSeconds": 30,
+                "rules": [{"tool": "w*", "decision": "ask", "timeoutSeconds": 5}],
+            }
+        },
+        {},
+    )
+    gate = ApprovalGate.from_config(config.approval, None)
+    assert gate.timeout == 30
+    assert gate.policy.for_tool("write", False).timeout == 5
+    assert gate.policy.for_tool("read", False).timeout is None

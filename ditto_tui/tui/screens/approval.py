@@ -122,7 +122,7 @@ class ApprovalModal(ModalScreen[ApprovalDecision | None]):
         self._show_arguments(dict(request.arguments))
         self._show_queue(self.backend.pending())
         self._tick()
-        if self.backend.timeout is not None:
+        if self._timeout is not None:
             self.set_interval(1.0, self._tick)
         self.set_timer(ARM_SECONDS, self.arm)
         self._set_mode("review")
@@ -189,8 +189,14 @@ class ApprovalModal(ModalScreen[ApprovalDecision | None]):
         self.armed = True
         self.refresh_bindings()
 
+    @property
+    def _timeout(self) -> float | None:
+        """This request's own limit (its rule's timeout, else the gate's), or the session default."""
+        timeout = self.request.timeout_seconds
+        return timeout if timeout is not None else self.backend.timeout
+
     def _tick(self) -> None:
-        timeout = self.backend.timeout
+        timeout = self._timeout
         if timeout is None:
             self.countdown.display = False
             return

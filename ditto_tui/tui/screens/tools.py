@@ -155,7 +155,7 @@ class ToolsScreen(Screen[None]):
     ) -> ToolsScreen:
         """The screen for a session: its program's tools under the config's sandbox and approval policy."""
         registry = ToolRegistry(tools)
-        policy = ApprovalPolicy(rule.model_dump(exclude_none=True) for rule in config.approval.rules)
+        policy = ApprovalPolicy.from_config(config.approval)
         sandbox = Sandbox(config.sandbox.to_permissions_kwargs(), workspace=workspace)
         return cls(tool_definitions(registry), sandbox, policy, always=always)
 
