@@ -33,6 +33,7 @@ from ditto_tui.runtime.events import (
 from ditto_tui.runtime.graph import Graph, GraphNode, LoopDefinition
 from ditto_tui.runtime.worker import NodeHandler, Services, WorkerContext, WorkerDefinition
 from ditto_tui.sandbox import Sandbox, SandboxExecutor, SandboxPermissions
+from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.signal import CancelSignal
 
 logger = logging.getLogger(__name__)
@@ -91,6 +92,15 @@ class Runtime:
         self._idle: asyncio.Event | None = None
         self._closed = False
         self._disposed = False
+
+    def _public(self, error: BaseException) -> str:
+        """``error`` as events carry it: ``Type: message`` on one line without secrets, absolute paths or
+        control characters, since events reach the UI, headless output and the journal."""
+        config = self.services.config
+        secrets = config.secret_values() if config is not None else ()
+        return public_message_from_exception(
+            error, secrets=secrets, workspace=self.services.sandbox.workspace
+        )
 
     def _add_worker(self, worker: WorkerDefinition) -> None:
         if not isinstance(worker, WorkerDefinition):
@@ -336,7 +346,7 @@ class Runtime:
                 {
                     "status": status,
                     "duration_ms": (time.perf_counter() - started) * 1000,
-                    "error": None if error is None else _describe(error),
+                    "error": None if error is None else self._public(error),
                     "failed_node": failed,
                 },
             )
@@ -444,7 +454,7 @@ class Runtime:
                         **identity,
                         "duration_ms": (time.perf_counter() - started) * 1000,
                         "error_type": type(exc).__name__,
-                        "error": _describe(exc),
+                        "error": self._public(exc),
                         "cancelled": isinstance(exc, asyncio.CancelledError),
                     },
                 )

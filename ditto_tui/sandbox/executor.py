@@ -69,7 +69,7 @@ def _not_started(name: str) -> SandboxError:
     return SandboxError(f"command {name!r} failed to start", code="command_failed_to_start")
 
 
-def _resolve_command(command: object) -> tuple[str, str]:
+def resolve_command(command: object) -> tuple[str, str]:
     """Return ``(argv0, executable)``: a bare name searched in the fixed path, or an absolute path."""
     if not isinstance(command, str):
         raise _refused("command must be a string")
@@ -166,7 +166,7 @@ class LocalSandboxExecutor:
         Raises :class:`SandboxError` (``command_refused``, ``command_failed_to_start``),
         :class:`CommandTimeoutError`, or :class:`asyncio.CancelledError` after killing and reaping the group.
         """
-        argv0, executable = _resolve_command(command)
+        argv0, executable = resolve_command(command)
         argv = _check_args(args)
         stdout = StreamCapture(_check_cap("max_stdout_bytes", max_stdout_bytes), overflow_allowance=0)
         stderr = StreamCapture(

@@ -191,7 +191,7 @@ class RunJournal:
         self._runs[event.run_id] = run
         try:
             run.file = self._opener(self.path_for(event.run_id))
-        except (OSError, JournalError) as exc:
+        except Exception as exc:  # whatever the opener raises, the run is not journaled: say so, fail closed
             self._fail(event.run_id, run, "cannot create", exc)
             return run
         header: dict[str, Any] = {"kind": HEADER_KIND, **self._about}
@@ -278,7 +278,7 @@ class RunJournal:
                 run.file.write(data.encode("utf-8", "backslashreplace"))
             if sync:
                 run.file.sync()
-        except OSError as exc:
+        except Exception as exc:  # not only OSError: a decision that was not written must not count as one
             self._fail(run_id, run, "cannot write", exc)
 
     def _close(self, run: _RunFile) -> None:
@@ -287,7 +287,7 @@ class RunJournal:
             return
         try:
             file.close()
-        except OSError as exc:
+        except Exception as exc:  # closing is best effort: the lines are already written or reported
             logger.warning("closing the run journal %s failed: %s", run.path.name, exc)
 
     # -- failures -------------------------------------------------------------------------------------
