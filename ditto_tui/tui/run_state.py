@@ -209,6 +209,7 @@ class RunModel:
         self.pending_approvals: dict[str, Entry] = {}
         self.layout_version = 0
         self._calls: dict[str, Entry] = {}
+        self._iteration_entry: Entry | None = None
         self._handlers: dict[str, Callable[[Any], None]] = {
             "run_started": self._run_started,
             "node_started": self._node_started,
@@ -282,7 +283,14 @@ class RunModel:
         for node in self.nodes.values():
             node.state, node.duration_ms = "pending", None
         title = f"iteration {event.iteration}/{event.max_iterations}"
-        self._add("iteration", event, title, status="running")
+        self._end_iteration(event, "done")
+        self._iteration_entry = self._add("iteration", event, title, status="running")
+
+    def _end_iteration(self, event: ExecutionEvent, status: str) -> None:
+        """The iteration row in progress ends when the next iteration starts or the run ends."""
+        entry, self._iteration_entry = self._iteration_entry, None
+        if entry is not None:
+            entry.update(event, status=status, duration_ms=(event.at - entry.at) * 1000)
 
     def _node_started(self, event: Any) -> None:
         node = self._node(event.node_id, event.node_type)
@@ -348,6 +356,7 @@ class RunModel:
 
     def _run_finished(self, event: Any) -> None:
         self.phase, self.finished_at, self.error = event.status, event.at, event.error
+        self._end_iteration(event, "done" if event.status == "succeeded" else event.status)
         summary = event.error or (f"node {event.failed_node!r} failed" if event.failed_node else "")
         self._add("run", event, f"run {self.plan}", summary=summary, status=event.status)
         if self.entries:

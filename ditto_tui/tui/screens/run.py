@@ -44,6 +44,7 @@ class RunScreen(Screen[None]):
         Binding("x", "cancel_call", "Cancel call"),
         Binding("g", "grants", "Grants"),
         Binding("v", "toggle_raw", "Raw/normalised"),
+        Binding("f", "toggle_full", "Full detail", show=False),
     ]
 
     status = getters.query_one("#status", RunStatus)
@@ -56,6 +57,7 @@ class RunScreen(Screen[None]):
         self.bridge = bridge
         self.model = RunModel()
         self.raw = False
+        self.full = False
         self.runner: Worker[Any] | None = None
         self._shown: tuple[Entry, int] | None = None
 
@@ -150,11 +152,17 @@ class RunScreen(Screen[None]):
 
     def _show_detail(self, entry: Entry) -> None:
         self._shown = (entry, entry.version)
-        self.detail.show(entry_detail(entry, raw=self.raw))
+        self.detail.show(entry_detail(entry, raw=self.raw, full=self.full))
 
     def _title_detail(self) -> None:
         view = "raw JSON" if self.raw else "normalised"
-        self.detail.border_title = f"Detail · {view} (v switches)"
+        self.detail.border_title = f"Detail · {view} (v switches, f shows long values in full)"
+
+    def action_toggle_full(self) -> None:
+        """Show long values in full in the detail, or in part again (huge values take a while to lay out)."""
+        self.full = not self.full
+        if self._shown is not None:
+            self._show_detail(self._shown[0])
 
     def action_toggle_raw(self) -> None:
         """Switch the detail between the normalised view and the raw JSON."""

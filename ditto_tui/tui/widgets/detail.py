@@ -50,18 +50,64 @@ def normalised(value: Any) -> Any:
     return value
 
 
-def entry_detail(entry: Entry, *, raw: bool) -> Text:
-    """Every event of ``entry`` in order: a heading, its fields, and its payload in full."""
+CLIP_CHARS = 20_000
+"""Longest string shown before ``f`` asks for everything (a 100,000-line result would freeze the pane)."""
+CLIP_LINES = 400
+"""Most lines of one string shown before ``f`` asks for everything."""
+
+
+def entry_detail(entry: Entry, *, raw: bool, full: bool = False) -> Text:
+    """Every event of ``entry`` in order: a heading, its fields, and its payload.
+
+    Very long strings are shown in part unless ``full``; what is left out is counted in a note, never
+    dropped silently.
+    """
     out = Text(end="")
     duration = f" · {format_seconds(entry.duration_ms / 1000)}" if entry.duration_ms is not None else ""
     out.append_text(one_line(f"{entry.kind} {entry.title}", style="bold"))
     out.append(f" · {entry.status}{duration} · {'raw' if raw else 'normalised'} view\n")
+    hidden = _Hidden()
     for event in entry.events:
-        out.append_text(event_detail(event, raw=raw))
+        out.append_text(event_detail(event, raw=raw, hidden=None if full else hidden))
+    if hidden.characters:
+        out.append(
+            f"\n… {hidden.characters:,} characters of long values not shown: press f to show everything\n",
+            style="bold yellow",
+        )
     return out
 
 
-def event_detail(event: ExecutionEvent, *, raw: bool) -> Text:
+class _Hidden:
+    """How much :func:`_clip` left out."""
+
+    def __init__(self) -> None:
+        self.characters = 0
+
+
+def _clip(value: Any, hidden: _Hidden) -> Any:
+    """``value`` with every overlong string cut (JSON-shaped values only), counting what was cut."""
+    if isinstance(value, str):
+        cut = len(value) if value.count("\n") < CLIP_LINES else _nth_newline(value, CLIP_LINES)
+        cut = min(cut, CLIP_CHARS)
+        if cut < len(value):
+            hidden.characters += len(value) - cut
+            return value[:cut] + f" … [{len(value) - cut:,} more characters]"
+        return value
+    if isinstance(value, dict):
+        return {key: _clip(item, hidden) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clip(item, hidden) for item in value]
+    return value
+
+
+def _nth_newline(text: str, count: int) -> int:
+    index = -1
+    for _ in range(count):
+        index = text.find("\n", index + 1)
+    return index
+
+
+def event_detail(event: ExecutionEvent, *, raw: bool, hidden: _Hidden | None = None) -> Text:
     """One event: heading with its sequence number and time, fields, then the payload."""
     fields = dict(event)
     when = datetime.fromtimestamp(event.at, UTC).isoformat(timespec="milliseconds")
@@ -76,7 +122,7 @@ def event_detail(event: ExecutionEvent, *, raw: bool) -> Text:
         if key in fields and fields[key] is not None:
             value = normalised(fields[key]) if key == "output" and not raw else fields[key]
             out.append(f"{key}:\n", style="bold")
-            out.append_text(_render(value, raw=raw))
+            out.append_text(_render(value if hidden is None else _clip(plain(value), hidden), raw=raw))
             out.append("\n")
     return out
 
