@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from ditto_tui.program import Program
 from ditto_tui.runtime import graph
 from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.screens.run import RunScreen
+from tests.tui.run_fixtures import wait_until
 
 SIZE = (120, 36)
 VICTIM = Path(__file__).resolve().parent / "servers" / "victim.py"
@@ -89,16 +89,6 @@ def server_pid(root: Path) -> int | None:
 def app_for(root: Path, config: RuntimeConfig, program: Program) -> DittoApp:
     """The application as ``ditto-tui run`` opens it, over ``program``."""
     return DittoApp(RunSpec(config=config, workspace=root, program=program))
-
-
-async def wait_until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 10.0) -> None:
-    """Let the app run until ``condition()`` holds (fails the test after ``timeout`` seconds)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        await pilot.pause(0.01)
 
 
 def run_screen(app: DittoApp) -> RunScreen:

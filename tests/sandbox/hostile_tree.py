@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,3 +88,31 @@ def build_hostile_tree(tmp_path: Path) -> Hostile:
     root.mkdir()
     _fill_workspace(root, outside)
     return Hostile(base=base, root=root, outside=outside, sibling=sibling, token=token)
+
+
+class Swapper(threading.Thread):
+    """Flips ``sub`` between a real directory and a symlink to the outside directory, by renames only.
+
+    ``pause`` (seconds) holds each state for a moment, so that an external program has time both to
+    pass the path check (real directory) and to look the path up while it leads outside (symlink).
+    """
+
+    def __init__(self, root: Path, *, pause: float = 0.0) -> None:
+        super().__init__(daemon=True)
+        self.root = root
+        self.pause = pause
+        self.stop = threading.Event()
+        self.flips = 0
+
+    def run(self) -> None:
+        sub, real, link = self.root / "sub", self.root / "sub_real", self.root / "sub_link"
+        while not self.stop.is_set():
+            os.rename(sub, real)
+            os.rename(link, sub)
+            if self.pause:
+                time.sleep(self.pause)
+            os.rename(sub, link)
+            os.rename(real, sub)
+            if self.pause:
+                time.sleep(self.pause)
+            self.flips += 1

@@ -11,13 +11,12 @@ import asyncio
 import os
 import signal
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostile_tree import Hostile
+from hostile_tree import Hostile, Swapper
 
 from ditto_tui.errors import DittoError, SandboxError
 from ditto_tui.interaction import create_interaction_worker, create_read_only_command_tools
@@ -58,27 +57,6 @@ async def test_p24_a_symlink_swapped_in_after_the_check_leads_nowhere(hostile: H
         assert hostile.token.encode() not in isolated.stdout + isolated.stderr, target
 
 
-class _Swapper(threading.Thread):
-    """Flips ``sub`` between a real directory and a symlink to the outside directory."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(daemon=True)
-        self.root = root
-        self.stop = threading.Event()
-        self.flips = 0
-
-    def run(self) -> None:
-        sub, real, link = self.root / "sub", self.root / "sub_real", self.root / "sub_link"
-        while not self.stop.is_set():
-            os.rename(sub, real)
-            os.rename(link, sub)
-            time.sleep(0.001)
-            os.rename(sub, link)
-            os.rename(real, sub)
-            time.sleep(0.001)
-            self.flips += 1
-
-
 async def test_p24_the_race_against_a_command_tool_never_reads_outside(hostile: Hostile) -> None:
     (hostile.outside / "file").write_text(hostile.token)
     (hostile.root / "sub" / "file").write_text("inside")
@@ -89,7 +67,7 @@ async def test_p24_the_race_against_a_command_tool_never_reads_outside(hostile: 
         workers=[create_interaction_worker(tools=create_read_only_command_tools())],
         workspace=hostile.root,
     )
-    swapper = _Swapper(hostile.root)
+    swapper = Swapper(hostile.root, pause=0.001)
     executed: list[str] = []  # calls that passed the path check and ran, raced or not
     async with runtime:
         swapper.start()

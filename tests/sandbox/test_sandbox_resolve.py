@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from hostile_tree import ODD_NAMES, Hostile
+from hostile_tree import ODD_NAMES, Hostile, Swapper
 
 from ditto_tui.errors import DittoError, PathError
 from ditto_tui.sandbox import Sandbox, SandboxPermissions, resolve_workspace_path
@@ -197,31 +195,12 @@ def test_p26_hard_link_to_outside_is_a_documented_residual_risk(hostile: Hostile
     assert sandbox.read_text("hl") == hostile.token
 
 
-class _Swapper(threading.Thread):
-    """Flips ``sub`` between a real directory and a symlink to the outside directory, by renames only."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(daemon=True)
-        self.root = root
-        self.stop = threading.Event()
-        self.flips = 0
-
-    def run(self) -> None:
-        sub, real, link = self.root / "sub", self.root / "sub_real", self.root / "sub_link"
-        while not self.stop.is_set():
-            os.rename(sub, real)
-            os.rename(link, sub)
-            os.rename(sub, link)
-            os.rename(real, sub)
-            self.flips += 1
-
-
 def _read_while_swapping(hostile: Hostile, reads: int) -> Counter[str]:
     (hostile.outside / "file").write_text(hostile.token)
     (hostile.root / "sub" / "file").write_text("inside")
     os.symlink(hostile.outside, hostile.root / "sub_link")
     sandbox = hostile.sandbox(read=True)
-    swapper = _Swapper(hostile.root)
+    swapper = Swapper(hostile.root)
     outcomes: Counter[str] = Counter()
     swapper.start()
     try:
