@@ -81,7 +81,8 @@ def editable_json(value: object) -> str:
     """``value`` as indented JSON for a text editor, with every hidden character written as a ``\\u`` escape.
 
     JSON already escapes C0 controls; the other hidden characters (C1, bidi, zero-width, tags) can only
-    occur inside strings, where a ``\\uXXXX`` escape (a surrogate pair above the BMP) means the same value.
+    occur inside strings, where a ``\\u`` escape of four hex digits (a surrogate pair above the BMP) means
+    the same value.
     """
     return _HIDDEN.sub(_json_escape, json.dumps(value, indent=2, ensure_ascii=False))
 

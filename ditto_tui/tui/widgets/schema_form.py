@@ -272,7 +272,7 @@ def schema_errors(validator: Validator, arguments: Mapping[str, Any]) -> list[st
 
 
 class _Field(Vertical):
-    """One labelled field; subclasses hold the editor and read its value back."""
+    """One labelled field with its editor; the base edits any value as JSON, subclasses do better."""
 
     DEFAULT_CSS = """
     _Field { height: auto; margin: 0 0 1 0; }
@@ -300,16 +300,21 @@ class _Field(Vertical):
         yield from self.editor()
 
     def editor(self) -> ComposeResult:
-        """The editing widgets (each kind of field provides its own)."""
-        raise NotImplementedError
+        """The editing widgets: any value can be written as JSON; kinds with a better editor override this
+        together with :meth:`read` and :meth:`blank`."""
+        text = "" if self.initial is MISSING else editable_json(self.initial)
+        yield TextArea(text, classes="field-input field-json", soft_wrap=True)
 
     def read(self, errors: list[str]) -> object:
-        """The value, ``MISSING`` when left empty and optional; problems go to ``errors`` (per kind)."""
-        raise NotImplementedError
+        """The value, ``MISSING`` when left empty and optional; problems go to ``errors``."""
+        text = self.query_one(TextArea).text
+        if text.strip() == "":
+            return self._empty(None)
+        return _load_json(text, f"{self.path}: ", errors)
 
     def blank(self) -> bool:
-        """Whether nothing was entered (per kind)."""
-        raise NotImplementedError
+        """Whether nothing was entered."""
+        return self.query_one(TextArea).text.strip() == ""
 
     def _empty(self, empty: object) -> object:
         return empty if self.spec.required else MISSING
@@ -449,22 +454,9 @@ def _load_json(text: str, where: str, errors: list[str]) -> object:
 
 
 class _JsonField(_Field):
-    """Any value, written as JSON."""
+    """Any value, written as JSON (the base field's own editor)."""
 
     hint = "JSON"
-
-    def editor(self) -> ComposeResult:
-        text = "" if self.initial is MISSING else editable_json(self.initial)
-        yield TextArea(text, classes="field-input field-json", soft_wrap=True)
-
-    def blank(self) -> bool:
-        return self.query_one(TextArea).text.strip() == ""
-
-    def read(self, errors: list[str]) -> object:
-        text = self.query_one(TextArea).text
-        if text.strip() == "":
-            return self._empty(None)
-        return _load_json(text, f"{self.path}: ", errors)
 
 
 class _ObjectField(_Field):
