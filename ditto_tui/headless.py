@@ -22,20 +22,13 @@ from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.supervise import ApprovalGate, StaticApprover
 from ditto_tui.supervise.journal_gate import JournaledGate
+from ditto_tui.supervise.journal_lines import wire_form
 from ditto_tui.supervise.journal_setup import create_run_journal
-
-
-def _default(value: Any) -> Any:
-    if hasattr(value, "to_wire"):
-        return value.to_wire()
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json", by_alias=True)
-    return repr(value)
 
 
 def event_json(event: ExecutionEvent) -> str:
     """One event as one line of JSON (contracts in their camelCase wire form)."""
-    return json.dumps(dict(event), default=_default, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(dict(event), default=wire_form, ensure_ascii=False, separators=(",", ":"))
 
 
 class PrintSink:

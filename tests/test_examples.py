@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -158,10 +157,6 @@ async def test_interaction_graph_loops_over_two_files(workspace: Path) -> None:
     assert await ex.interaction_graph(workspace) == 2
     assert [d["id"] for d in ex.console_sink.delivered] == ["read:0:delivery", "read:1:delivery"]
     assert ex.console_sink.delivered[0]["message"]["content"] == "# Demo\n"
-
-
-def test_examples_module_is_importable_fresh() -> None:
-    importlib.reload(ex)
 
 
 async def test_tool_to_cached_context(workspace: Path) -> None:

@@ -269,8 +269,9 @@ class Runtime:
                     route, node_type, input, run_id=run_id, node_id=None, parent=parent, timeout=timeout
                 )
             traced_id = node_id if caller is None else f"{caller}/{node_id}"
+            node = GraphNode(traced_id, node_type, (), _given_input)
             return await self._traced(
-                route, node_type, traced_id, _given_input, input, None, run_id, iteration, parent, timeout
+                node, input, {}, run_id=run_id, iteration=iteration, signal=parent, timeout=timeout
             )
 
         return invoke
@@ -393,34 +394,30 @@ class Runtime:
         deps_outputs = {dep: outputs[dep] for dep in node.deps}
         try:
             return await self._traced(
-                self._routes[node.type],
-                node.type,
-                node.id,
-                node.bind,
+                node,
                 plan_input,
                 deps_outputs,
-                run_id,
-                iteration,
-                signal,
-                None,
+                run_id=run_id,
+                iteration=iteration,
+                signal=signal,
+                timeout=None,
             )
         except Exception as exc:
             raise _RunFailed(node, exc) from exc
 
     async def _traced(
         self,
-        route: _Route,
-        node_type: str,
-        node_id: str,
-        bind: Callable[[Any, Any], Any],
+        node: GraphNode,
         raw_input: Any,
-        deps_outputs: Any,
+        deps_outputs: Mapping[str, Any],
+        *,
         run_id: str,
         iteration: int | None,
         signal: CancelSignal | None,
         timeout: float | None,
     ) -> Any:
         """Bind and call one node, reporting ``node_started`` and ``node_finished``/``node_failed``."""
+        node_id, node_type = node.id, node.type
         execution_id = self._new_id("exec")
         observed = bool(self._subscribers)
         started = time.perf_counter()
@@ -431,11 +428,11 @@ class Runtime:
             "iteration": iteration,
         }
         try:
-            node_input = bind(raw_input, deps_outputs)
+            node_input = node.bind(raw_input, deps_outputs)
             if observed:
                 self._emit("node_started", run_id, {**identity, "input": node_input})
             output = await self._call(
-                route,
+                self._routes[node_type],
                 node_type,
                 node_input,
                 run_id=run_id,

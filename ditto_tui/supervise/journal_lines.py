@@ -26,11 +26,15 @@ OUTPUT = "INTERACTION.OUTPUT"
 Links = dict[str, str]
 
 
-def field_of(value: Any, name: str, wire: str) -> Any:
-    """``value.name`` of a contract, or ``value[name]``/``value[wire]`` of a mapping (either spelling)."""
+def field_of(value: Any, name: str, wire: str | None = None) -> Any:
+    """``value.name`` of a contract, or ``value[name]``/``value[wire]`` of a mapping (either spelling;
+    ``wire`` defaults to the camelCase of ``name``)."""
     if isinstance(value, Mapping):
         found = value.get(name)
-        return value.get(wire) if found is None else found
+        if found is None:
+            head, *rest = name.split("_")
+            found = value.get(wire or head + "".join(part.title() for part in rest))
+        return found
     return getattr(value, name, None)
 
 
@@ -63,8 +67,11 @@ def output_links(node_type: str, output: Any) -> Links | None:
     return {"callId": call_id} if call_id else None
 
 
-def _wire(value: Any) -> Any:
-    """The JSON form of a value the encoder does not know: contracts as on the wire, else ``repr``."""
+def wire_form(value: Any) -> Any:
+    """The JSON form of a value ``json`` does not know: contracts as on the wire, else ``repr``.
+
+    The one ``default=`` of every event encoder (journal lines and the headless JSON lines alike).
+    """
     if isinstance(value, NodeInfo):  # every node of every run_started: worth a shortcut past model_dump
         return {"id": value.id, "type": value.type, "deps": list(value.deps)}
     to_wire = getattr(value, "to_wire", None)
@@ -88,7 +95,7 @@ def _plain(value: Any, depth: int = 0) -> Any:
         return {_key(key): _plain(item, depth + 1) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(item, depth + 1) for item in value]
-    return _plain(_wire(value), depth + 1)
+    return _plain(wire_form(value), depth + 1)
 
 
 def _key(key: Any) -> str:
@@ -105,7 +112,7 @@ class LineEncoder:
     def __init__(self, secrets: tuple[str, ...] = ()) -> None:
         self._redactor = SecretRedactor(secrets)
         self._encode = json.JSONEncoder(
-            ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_wire
+            ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=wire_form
         ).encode
 
     def encode(self, event: ExecutionEvent, links: Links | None = None) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ditto_tui.runtime import ExecutionEvent, NodeFailed, NodeFinished
+from ditto_tui.supervise.journal_lines import field_of
 
 NodeState = Literal["pending", "running", "awaiting", "succeeded", "failed", "skipped"]
 NODE_STATES: tuple[NodeState, ...] = ("pending", "running", "awaiting", "succeeded", "failed", "skipped")
@@ -128,16 +129,6 @@ class NodeView:
     execution_id: str | None = None
     entry: Entry | None = None
     nested: bool = False
-
-
-def field_of(value: Any, name: str) -> Any:
-    """``value.name`` for an object; ``value[name]`` (or its camelCase spelling) for a mapping."""
-    if type(value) is dict or isinstance(value, Mapping):
-        if name in value:
-            return value[name]
-        head, *rest = name.split("_")
-        return value.get(head + "".join(part.title() for part in rest))
-    return getattr(value, name, None)
 
 
 def short_json(value: Any, limit: int = _VALUE_CHARS) -> str:
