@@ -56,6 +56,8 @@ class _Subject:
     canonical_arguments: str
     arguments_digest: str
     revalidate: Callable[[Mapping[str, Any]], None]
+    title: str | None = None
+    annotations: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,6 +79,11 @@ def _ended(subject: _Subject, status: str, code: str, message: str) -> _Outcome:
         }
     )
     return _Outcome(result=result)
+
+
+def _title(annotations: Mapping[str, Any] | None) -> str | None:
+    title = annotations.get("title") if annotations else None
+    return title if isinstance(title, str) and title else None
 
 
 def _no_validation(_arguments: Mapping[str, Any]) -> None:
@@ -203,6 +210,7 @@ class ApprovalGate:
         label = f"{server}:{call.name}"
         description = capability.description if capability else None
         schema = capability.input_schema if capability else None
+        annotations = capability.annotations if capability else None
         canonical = canonical_json(call.arguments)
         subject = _Subject(
             call=call,
@@ -215,6 +223,8 @@ class ApprovalGate:
             canonical_arguments=canonical,
             arguments_digest=arguments_digest(json.loads(canonical)),
             revalidate=_no_validation,
+            title=_title(annotations),
+            annotations=annotations,
         )
         verdict = self.policy.for_mcp(server, call.name)
         if verdict.decision == "allow":
@@ -286,6 +296,8 @@ class ApprovalGate:
             node_id=context.node_id if context else None,
             requested_at=time.time(),
             timeout_seconds=verdict.timeout if verdict.timeout is not None else self.timeout,
+            title=subject.title,
+            annotations=subject.annotations,
         )
 
     async def _ask(

@@ -23,7 +23,10 @@ class ApprovalRequest:
     the sha256 of the canonical JSON of ``call.arguments``; ``tool_digest`` that of the tool's name,
     description, input schema and effects; ``rule`` names the policy rule that asked (``None``: the
     tool's own ``requires_approval``); ``timeout_seconds`` how long it may wait (the rule's timeout, else
-    the gate's; ``None``: no limit).
+    the gate's; ``None``: no limit). For an MCP tool, ``annotations`` are the hints its server sent
+    (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``, ``title``) and ``title``
+    the tool's display title: claims of the server, shown so a person can weigh them, never trusted to
+    allow anything by themselves.
     """
 
     request_id: str
@@ -40,6 +43,8 @@ class ApprovalRequest:
     node_id: str | None
     requested_at: float
     timeout_seconds: float | None = None
+    title: str | None = None
+    annotations: Mapping[str, Any] | None = None
 
     @property
     def arguments(self) -> Mapping[str, Any]:
