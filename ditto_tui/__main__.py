@@ -1,4 +1,4 @@
-"""The command line: ``ditto-tui [run GRAPH | mcp] [--headless] [--approve allow|deny] [--config FILE]``."""
+"""The command line: ``ditto-tui [COMMAND] [OPTIONS]`` — the app, headless runs, recorded runs, trust."""
 
 from __future__ import annotations
 
@@ -6,21 +6,34 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TextIO
 
 from ditto_tui import runs_cli
-from ditto_tui.config import RuntimeConfig, load_runtime_config_file
-from ditto_tui.errors import DittoError
+from ditto_tui.config import RuntimeConfig
+from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
-from ditto_tui.program import Program, load_program
+from ditto_tui.home import StateDirError, logs_dir, open_private
+from ditto_tui.program import GraphLoadError, Program, load_program
+from ditto_tui.sanitize import escape_unprintable
 from ditto_tui.supervise import JournalRead
+from ditto_tui.trust import real_path, trust, trusted_workspaces, untrust
+from ditto_tui.workspace import default_graph, resolve_config, untrusted_notice
 
-DEFAULT_GRAPH = "graphs/react_agent.py"
+GRAPH_ERRORS_LOG = "graph-errors.log"
+
 DESCRIPTION = """\
 Supervised agent runs: run a graph, watch every node and tool call, and approve or deny each action
-that needs approval before it executes. With no command, runs the default graph of graphs/ against the
-current directory. Runs are offline unless a graph or ditto.yaml says otherwise.
+that needs approval before it executes. With no command, runs the agent graph that ships with ditto-tui
+against the current directory (or --workspace). Runs are offline unless the config says otherwise.
+
+The workspace is untrusted until you trust it (`ditto-tui trust DIR`): before that, its ditto.yaml and
+graphs/ are never used, and ditto-tui keeps its journals and logs in your state directory, not in it.
+Config: --config FILE, else a trusted workspace's ditto.yaml, else your own (in the config directory),
+else the built-in defaults. Global options may stand before or after the command.
 
 The app opens on the Run screen: the graph, a live timeline and the detail of what you select. A call
 that needs approval opens the approval view: a approves once, s approves the tool for the session,
@@ -29,60 +42,130 @@ MCP and Tools screens, F1 shows every key, ctrl+p opens the command palette, q q
 """
 
 
+@dataclass(frozen=True)
+class _Option:
+    flags: tuple[str, ...]
+    dest: str
+    default: Any
+    kwargs: dict[str, Any]
+
+
+_OPTIONS = (
+    _Option(("--config",), "config", None, {"metavar": "FILE", "help": "the config file (see above)"}),
+    _Option(("--workspace",), "workspace", ".", {"metavar": "DIR", "help": "the workspace (default: .)"}),
+    _Option(
+        ("--headless",),
+        "headless",
+        False,
+        {"action": "store_true", "help": "no UI: print one JSON event per line; approvals follow --approve"},
+    ),
+    _Option(
+        ("--approve",),
+        "approve",
+        "deny",
+        {
+            "choices": ("deny", "allow"),
+            "help": "how calls that ask for approval are answered in headless runs (default: deny)",
+        },
+    ),
+    _Option(
+        ("--no-journal",),
+        "no_journal",
+        False,
+        {"action": "store_true", "help": "do not journal the run (see `ditto-tui runs`)"},
+    ),
+)
+
+_RUN_OPTIONS = frozenset({"config", "workspace", "headless", "approve", "no_journal"})
+APPLIES: dict[str | None, frozenset[str]] = {
+    None: _RUN_OPTIONS,
+    "run": _RUN_OPTIONS,
+    "mcp": frozenset({"config", "workspace"}),
+    "runs": frozenset({"workspace"}),
+    "replay": frozenset({"workspace"}),
+    "audit": frozenset({"workspace"}),
+    "policy": frozenset({"config", "workspace"}),
+    "trust": frozenset(),
+    "untrust": frozenset(),
+}
+"""The global options each command takes; any other one given is an error, never silently dropped."""
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: an option not given after the command must not overwrite the same option given before it.
+    group = parser.add_argument_group("global options (before or after the command)")
+    for option in _OPTIONS:
+        group.add_argument(*option.flags, dest=option.dest, default=argparse.SUPPRESS, **option.kwargs)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ditto-tui", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="ditto-tui", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    _add_options(parser)
     commands = parser.add_subparsers(dest="command")
     run = commands.add_parser("run", help="run a graph file", description="Run a graph file (graphs/*.py).")
     run.add_argument("graph", help="the graph file, e.g. graphs/read_and_deliver.py")
-    mcp = commands.add_parser(
+    commands.add_parser(
         "mcp",
-        help="browse the MCP servers of ditto.yaml",
+        help="browse the MCP servers of the config",
         description="Open the MCP browser alone: servers, their tools, and a form to invoke them.",
     )
-    mcp.add_argument("--config", default=None, help="the config file (default: ./ditto.yaml if present)")
-    mcp.add_argument("--workspace", default=".", help="the workspace directory (default: .)")
     runs_cli.add_commands(commands)
-    for command in (parser, run):
-        command.add_argument(
-            "--config", default=None, help="the config file (default: ./ditto.yaml if present)"
-        )
-        command.add_argument("--workspace", default=".", help="the workspace directory (default: .)")
-        command.add_argument(
-            "--headless",
-            action="store_true",
-            help="no UI: print one JSON event per line; approvals follow --approve",
-        )
-        command.add_argument(
-            "--approve",
-            choices=("deny", "allow"),
-            default="deny",
-            help="how calls that ask for approval are answered in headless runs (default: deny)",
-        )
-        command.add_argument(
-            "--no-journal",
-            action="store_true",
-            help="do not journal the run under .ditto/runs/ (see `ditto-tui runs`)",
-        )
+    trust = commands.add_parser(
+        "trust",
+        help="trust a workspace: use its ditto.yaml and graphs",
+        description="Trust DIR (default: .): from now on its ditto.yaml and graphs/react_agent.py are used. "
+        "They can widen the sandbox, start servers and run code: trust only folders whose files you know.",
+    )
+    trust.add_argument("dir", nargs="?", default=".", help="the folder (default: .)")
+    trust.add_argument("--list", action="store_true", help="list the trusted folders")
+    untrust = commands.add_parser(
+        "untrust", help="stop trusting a workspace", description="Stop trusting DIR (default: .)."
+    )
+    untrust.add_argument("dir", nargs="?", default=".", help="the folder (default: .)")
+    for command in commands.choices.values():
+        _add_options(command)
     return parser
 
 
-def _config(path: str | None, workspace: Path) -> RuntimeConfig:
-    """``--config``, else ``./ditto.yaml`` of the directory ditto-tui was started in.
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; a global option the command does not take is an error naming both."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    given = {option.dest for option in _OPTIONS if hasattr(args, option.dest)}
+    allowed = APPLIES.get(args.command, _RUN_OPTIONS)
+    refused = sorted(given - allowed)
+    if refused:
+        flag = "--" + refused[0].replace("_", "-")
+        parser.error(f"{flag} does not apply to `ditto-tui {args.command}`")
+    if "approve" in given and not getattr(args, "headless", False):
+        parser.error("--approve applies to --headless runs (in the app, you answer each request)")
+    for option in _OPTIONS:
+        if not hasattr(args, option.dest):
+            setattr(args, option.dest, option.default)
+    return args
 
-    A ``ditto.yaml`` inside another ``--workspace`` is never trusted implicitly: it could widen the
-    permissions of whoever points ditto-tui at that directory. It is ignored and the user is told.
-    """
-    if path is not None:
-        return load_runtime_config_file(path, os.environ)
-    local = Path.cwd() / "ditto.yaml"
-    foreign = workspace / "ditto.yaml"
-    if foreign.is_file() and foreign.resolve() != local.resolve():
-        print(
-            f"ditto-tui: ignoring {foreign.name} of the workspace; pass --config to use it", file=sys.stderr
-        )
-    if local.is_file():
-        return load_runtime_config_file(local, os.environ)
-    return RuntimeConfig()
+
+def say(text: str, file: TextIO | None = None) -> None:
+    """Print ``text`` for a person, each line with every character a terminal could act on escaped."""
+    lines = str(text).split("\n")
+    print("\n".join(escape_unprintable(line) for line in lines), file=file or sys.stderr)
+
+
+def _config(path: str | None, workspace: Path) -> RuntimeConfig:
+    """The run's config as :func:`ditto_tui.workspace.resolve_config` resolves it."""
+    return resolve_config(path, workspace).config
+
+
+def _notice(args: argparse.Namespace, workspace: Path) -> None:
+    """Tell the user, in one line, which files of an untrusted workspace were passed over."""
+    uses_graph = args.command in (None, "run")
+    notice = untrusted_notice(
+        workspace, config_given=args.config is not None, graph_given=not uses_graph or args.command == "run"
+    )
+    if notice is not None:
+        say(f"ditto-tui: {notice}")
 
 
 def _open_app(config: RuntimeConfig, workspace: Path, program: Program | None, journal: bool = True) -> int:
@@ -105,27 +188,70 @@ def _open_replay(journal: JournalRead) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run; returns the process exit code."""
-    args = _parser().parse_args(argv)
-    if args.command in runs_cli.COMMANDS:
-        try:
-            return runs_cli.run_command(args, _config, _open_replay)
-        except DittoError as exc:
-            print(f"ditto-tui: {exc.title.lower()}: {exc.message}", file=sys.stderr)
-            return 2
-    workspace = Path(args.workspace).resolve()
-    graph_file = Path(args.graph) if args.command == "run" else workspace / DEFAULT_GRAPH
+    args = _parse(argv)
     try:
+        if args.command in ("trust", "untrust"):
+            return _trust_command(args)
+        workspace = Path(args.workspace).resolve()
+        if not workspace.is_dir():
+            raise ValidationError(f"workspace {args.workspace!r} is not a directory")
+        _notice(args, workspace)
+        if args.command in runs_cli.COMMANDS:
+            return runs_cli.run_command(args, _config, _open_replay)
         config = _config(args.config, workspace)
         if args.command == "mcp":
             return _open_app(config, workspace, None)
+        graph_file = Path(args.graph) if args.command == "run" else default_graph(workspace)
         program = load_program(graph_file, config, workspace)
+    except GraphLoadError as exc:
+        say(f"ditto-tui: {exc.message} (traceback in {_log_traceback(exc, Path(args.workspace))})")
+        return 2
     except DittoError as exc:
-        print(f"ditto-tui: {exc.title.lower()}: {exc.message}", file=sys.stderr)
+        say(f"ditto-tui: {exc.title.lower()}: {exc.message}")
         return 2
     journal = not args.no_journal
     if not args.headless:
         return _open_app(config, workspace, program, journal)
     return asyncio.run(run_headless(program, config, workspace, approve=args.approve, journal=journal))
+
+
+def _log_traceback(error: GraphLoadError, workspace: Path) -> str:
+    """Append the traceback of a graph that failed to the workspace's log of graph errors; its path."""
+    path = logs_dir(workspace.resolve()) / GRAPH_ERRORS_LOG
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        fd = open_private(path, append=True)
+    except StateDirError as exc:
+        return f"nowhere: {exc.message}"
+    try:
+        os.write(fd, f"--- {stamp} {error.message}\n{error.details}\n".encode("utf-8", "replace"))
+    finally:
+        os.close(fd)
+    return str(path)
+
+
+def _trust_command(args: argparse.Namespace) -> int:
+    """``trust [DIR] [--list]`` and ``untrust [DIR]``."""
+    if args.command == "trust" and args.list:
+        entries = trusted_workspaces()
+        for entry in entries:
+            say(entry.path, sys.stdout)
+        if not entries:
+            say("No trusted folders.", sys.stdout)
+        return 0
+    folder = real_path(args.dir)
+    if args.command == "untrust":
+        changed = untrust(folder)
+        say(f"{'No longer trusted' if changed else 'Was not trusted'}: {folder}", sys.stdout)
+        return 0
+    try:
+        changed = trust(folder)
+    except NotADirectoryError:
+        raise ValidationError(f"{args.dir!r} is not a directory") from None
+    say(f"{'Trusted' if changed else 'Already trusted'}: {folder}", sys.stdout)
+    if changed:
+        say("Its ditto.yaml and graphs/ will now be used; `ditto-tui untrust` undoes this.", sys.stdout)
+    return 0
 
 
 if __name__ == "__main__":

@@ -10,7 +10,15 @@ from typing import Annotated, Any, Literal, Self
 
 import pydantic
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel, to_snake
 
 from ditto_tui.errors import ConfigError
@@ -32,6 +40,16 @@ __all__ = [
 
 MAX_CONFIG_NODES = 100_000
 """The most values a configuration may hold (guards against YAML alias bombs)."""
+
+MIN_REDACTED_LENGTH = 8
+"""A value substituted from ``${VAR}`` is redacted as a substring of logs and errors from this length on.
+
+Shorter values (a port, a flag) would hit ordinary words; they are still never shown on screen, because
+the screen shows the ``${VAR}`` template instead of the value (:meth:`RuntimeConfig.shown`).
+"""
+
+WORKSPACE_VARIABLE = "workspaceFolder"
+"""``${workspaceFolder}``: the workspace's real path, as in Cursor and VS Code (not a secret)."""
 
 
 def _scalar_text(value: object) -> object:
@@ -252,6 +270,16 @@ class McpConfig(ConfigModel):
 Decision = Literal["allow", "ask", "deny"]
 
 
+class RuleHints(ConfigModel):
+    """What an MCP server's tool annotations must say for a rule to match (absent hints take the MCP
+    defaults: not read-only, destructive, not idempotent, open-world)."""
+
+    read_only: bool | None = Field(default=None, description="readOnlyHint must be this.")
+    destructive: bool | None = Field(default=None, description="destructiveHint must be this.")
+    idempotent: bool | None = Field(default=None, description="idempotentHint must be this.")
+    open_world: bool | None = Field(default=None, description="openWorldHint must be this.")
+
+
 class ApprovalRule(ConfigModel):
     """One ordered approval rule: a ``tool`` glob or an ``mcp`` ``SERVER:TOOL`` glob, and a decision."""
 
@@ -260,6 +288,9 @@ class ApprovalRule(ConfigModel):
         default=None, description="A glob over SERVER:TOOL, e.g. 'files:*'."
     )
     decision: Decision = Field(description="allow, ask or deny.")
+    hints: RuleHints | None = Field(
+        default=None, description="MCP rules only: the tool annotations the rule needs, e.g. readOnly: true."
+    )
     timeout_seconds: Seconds | None = Field(
         default=None,
         description="How long a request under this rule may wait (overrides approval.timeoutSeconds).",
@@ -269,6 +300,8 @@ class ApprovalRule(ConfigModel):
     def _one_target(self) -> Self:
         if (self.tool is None) == (self.mcp is None):
             raise ValueError("needs exactly one of tool or mcp")
+        if self.hints is not None and self.mcp is None:
+            raise ValueError("hints apply only to mcp rules (they are what an MCP server says of its tools)")
         return self
 
 
@@ -303,21 +336,43 @@ class RuntimeConfig(ConfigModel):
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig, description="The approval policy.")
     infer: InferConfig = Field(default_factory=InferConfig, description="The model provider.")
 
+    _substituted: frozenset[str] = PrivateAttr(default=frozenset())
+    _templates: dict[str, str] = PrivateAttr(default_factory=dict)
+
     def secret_values(self) -> tuple[str, ...]:
-        """Configured values to redact from public errors: API keys, MCP header values, and MCP environment
-        values whose name looks secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, …)."""
+        """Configured values to redact from public errors: API keys, MCP header values, MCP environment
+        values whose name looks secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, …), and every
+        value that came from ``${VAR}`` (from :data:`MIN_REDACTED_LENGTH` characters on)."""
         values = [self.interaction.web_search.api_key, self.infer.api_key]
+        values.extend(value for value in self._substituted if len(value) >= MIN_REDACTED_LENGTH)
         for server in self.mcp.servers.values():
             values.extend(server.headers.values())
             values.extend(value for name, value in server.env.items() if _SECRET_NAME.search(name))
         return tuple(sorted({value for value in values if value}))
 
+    def shown(self, value: str) -> str:
+        """How a configured string is shown: as written in the file when it holds a ``${VAR}``.
+
+        A value that came from the environment may be a secret of any length (a token in a URL path or an
+        argument), so screens show the template (``--token ${API_TOKEN}``), never the value.
+        """
+        return self._templates.get(value, value)
+
+    def _remember(self, substitution: _Substitution) -> RuntimeConfig:
+        self._substituted = frozenset(substitution.values)
+        self._templates = dict(substitution.templates)
+        return self
+
 
 # --- loading -------------------------------------------------------------------------------------------
 
 
-def load_runtime_config_file(path: str | os.PathLike[str], env: Mapping[str, str]) -> RuntimeConfig:
+def load_runtime_config_file(
+    path: str | os.PathLike[str], env: Mapping[str, str], *, workspace: str | os.PathLike[str] | None = None
+) -> RuntimeConfig:
     """Read ``ditto.yaml`` at ``path``, substitute ``${VAR}`` from ``env``, and validate it.
+
+    ``${workspaceFolder}`` is the real path of ``workspace`` (default: the current directory).
 
     Raises ``ConfigError`` for an unreadable file, invalid YAML, a missing variable, an unknown key or a
     wrong type; its message names each key path, one per line.
@@ -327,10 +382,12 @@ def load_runtime_config_file(path: str | os.PathLike[str], env: Mapping[str, str
             text = file.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {os.fspath(path)!r}: {exc}") from exc
-    return parse_runtime_config(_parse_yaml(text), env)
+    return parse_runtime_config(_parse_yaml(text), env, workspace=workspace)
 
 
-def parse_runtime_config(data: object, env: Mapping[str, str]) -> RuntimeConfig:
+def parse_runtime_config(
+    data: object, env: Mapping[str, str], *, workspace: str | os.PathLike[str] | None = None
+) -> RuntimeConfig:
     """Validate already-parsed configuration data (``None`` gives the defaults)."""
     if isinstance(data, RuntimeConfig):
         return data
@@ -338,9 +395,10 @@ def parse_runtime_config(data: object, env: Mapping[str, str]) -> RuntimeConfig:
         data = {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"the top level must be a mapping of sections, not {_kind(data)}")
-    substituted = _Substitution(env).run(data)
+    substitution = _Substitution(env, os.path.realpath(workspace if workspace is not None else "."))
+    substituted = substitution.run(data)
     try:
-        return RuntimeConfig.model_validate(substituted)
+        return RuntimeConfig.model_validate(substituted)._remember(substitution)
     except pydantic.ValidationError as exc:
         raise ConfigError(_describe_errors(exc, substituted)) from None
 
@@ -389,12 +447,21 @@ _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class _Substitution:
-    """Replaces ``${VAR}`` (or Cursor's ``${env:VAR}``) in every string value; ``$${`` is a literal ``${``."""
+    """Replaces ``${VAR}`` (or Cursor's ``${env:VAR}``) in every string value; ``$${`` is a literal ``${``.
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    ``${workspaceFolder}`` is the workspace's real path. It remembers every value it took from the
+    environment (``values``: secrets wherever they land) and the template of each string it changed
+    (``templates``: result → text as written), so that a screen can show the template instead.
+    """
+
+    def __init__(self, env: Mapping[str, str], workspace: str) -> None:
         self._env = env
+        self._workspace = workspace
         self._problems: list[str] = []
         self._nodes = 0
+        self.values: set[str] = set()
+        self.templates: dict[str, str] = {}
+        self._taken = 0
 
     def run(self, data: Mapping[Any, Any]) -> dict[Any, Any]:
         result = self._mapping(data, "")
@@ -407,7 +474,7 @@ class _Substitution:
         if self._nodes > MAX_CONFIG_NODES:
             raise ConfigError(f"the configuration holds more than {MAX_CONFIG_NODES} values")
         if isinstance(value, str):
-            return _VARIABLE.sub(lambda match: self._replace(match, path), value) if "${" in value else value
+            return self._string(value, path) if "${" in value else value
         if isinstance(value, Mapping):
             return self._mapping(value, path)
         if isinstance(value, list):
@@ -417,9 +484,18 @@ class _Substitution:
     def _mapping(self, data: Mapping[Any, Any], path: str) -> dict[Any, Any]:
         return {key: self._value(value, _join(path, key)) for key, value in data.items()}
 
+    def _string(self, value: str, path: str) -> str:
+        taken = self._taken
+        result = _VARIABLE.sub(lambda match: self._replace(match, path), value)
+        if self._taken != taken:
+            self.templates[result] = value
+        return result
+
     def _replace(self, match: re.Match[str], path: str) -> str:
         if match.group() == "$${":
             return "${"
+        if match.group(1) == WORKSPACE_VARIABLE and match.group(2):
+            return self._workspace
         name = match.group(1).removeprefix("env:")
         if not match.group(2):
             self._problems.append(f"{path}: unterminated '${{' (write '$${{' for a literal '${{')")
@@ -428,6 +504,8 @@ class _Substitution:
         elif name not in self._env:
             self._problems.append(f"{path}: environment variable {name!r} is not set")
         else:
+            self._taken += 1
+            self.values.add(self._env[name])
             return self._env[name]
         return ""
 

@@ -14,12 +14,13 @@ from ditto_tui.config import RuntimeConfig
 from ditto_tui.context import create_context_worker
 from ditto_tui.contracts import OutputReceipt, OutputRequest
 from ditto_tui.errors import DittoError
+from ditto_tui.home import logs_dir
 from ditto_tui.infer import create_infer_worker, resolve_provider
 from ditto_tui.interaction import McpRegistry, McpServerStatus, ToolRegistry, create_interaction_worker
 from ditto_tui.program import Program
 from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, WorkerDefinition, create_ditto
 from ditto_tui.sandbox import create_local_sandbox_executor
-from ditto_tui.sanitize import public_message_from_exception
+from ditto_tui.sanitize import escape_unprintable, public_message_from_exception
 from ditto_tui.supervise import ApprovalGate, StaticApprover
 from ditto_tui.supervise.journal_gate import JournaledGate
 from ditto_tui.supervise.journal_lines import wire_form
@@ -27,8 +28,14 @@ from ditto_tui.supervise.journal_setup import create_run_journal
 
 
 def event_json(event: ExecutionEvent) -> str:
-    """One event as one line of JSON (contracts in their camelCase wire form)."""
-    return json.dumps(dict(event), default=wire_form, ensure_ascii=False, separators=(",", ":"))
+    """One event as one line of JSON (contracts in their camelCase wire form).
+
+    Characters a terminal could act on or hide (C1 controls such as an OSC 52 sequence, bidi overrides,
+    zero-width characters) are written as ``\\uXXXX`` escapes: the line shows literally and parses to
+    the same event.
+    """
+    line = json.dumps(dict(event), default=wire_form, ensure_ascii=False, separators=(",", ":"))
+    return escape_unprintable(line)
 
 
 class PrintSink:
@@ -51,8 +58,8 @@ def build_runtime(
     """The runtime a program runs on: config sandbox, local executor, INTERACTION worker with its gate.
 
     With ``mcp`` (connected servers, see :func:`open_runtime`) the worker also exposes INTERACTION.ACT.MCP.
-    With ``journal`` every run is journaled under ``.ditto/runs/`` and a call whose approval the journal
-    cannot record is not executed (``ditto_tui.supervise.journal``).
+    With ``journal`` every run is journaled in the user's state directory and a call whose approval the
+    journal cannot record is not executed (``ditto_tui.supervise.journal``).
     """
     gate = ApprovalGate.from_config(config.approval, approver)
     tools = ToolRegistry(program.tools)
@@ -107,10 +114,12 @@ async def open_runtime(
 ) -> AsyncIterator[RunSession]:
     """:func:`build_runtime` with the MCP servers of ``mcp.servers`` connected.
 
-    Only servers the sandbox grants (``sandbox.mcp``) are started, concurrently, in the workspace; their
-    stderr goes to ``.ditto/logs/<server>.log``. The run does not wait for them: an MCP call waits for its
-    server to finish starting. On exit the runtime drains first, then every server is closed. A server
-    that fails to start does not stop the run: ``session.mcp.status(name)`` says why.
+    Only servers the sandbox grants (``sandbox.mcp``) are started, concurrently, each in a neutral folder
+    outside the workspace (unless its entry sets ``cwd``); their stderr goes to ``<server>.log`` in the
+    workspace's state directory (:func:`ditto_tui.home.logs_dir`), never into the workspace. The run does
+    not wait for them: an MCP call waits for its server to finish starting. On exit the runtime drains
+    first, then every server is closed. A server that fails to start does not stop the run:
+    ``session.mcp.status(name)`` says why.
     """
     async with _mcp_servers(config, workspace) as mcp:
         runtime, gate = build_runtime(program, config, workspace, approver, mcp=mcp, journal=journal)
@@ -127,10 +136,11 @@ async def _mcp_servers(config: RuntimeConfig, workspace: Path) -> AsyncIterator[
 
     async with open_mcp_servers(
         config.mcp.servers,
-        **config.mcp.registry_kwargs(),
+        max_discovery_pages=config.mcp.max_discovery_pages,
+        max_capabilities=config.mcp.max_capabilities,
         timeout=config.mcp.timeout_seconds,
-        log_dir=workspace / ".ditto" / "logs",
-        cwd=workspace,
+        workspace=workspace,
+        log_dir=logs_dir(workspace),
         allowed=config.sandbox.mcp,
         secrets=config.secret_values(),
         wait=False,
@@ -162,7 +172,7 @@ async def run_headless(
 ) -> int:
     """Run ``program``, print every event as JSON; 0 when the run finishes, 1 with a reason when not.
 
-    The run is journaled under ``.ditto/runs/`` unless ``journal`` is False.
+    The run is journaled in the user's state directory (``ditto-tui runs``) unless ``journal`` is False.
     """
     out = out or sys.stdout
     err = err or sys.stderr

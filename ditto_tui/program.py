@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Sequence
+import traceback
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ditto_tui.config import RuntimeConfig
-from ditto_tui.errors import ValidationError
+from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.infer import ModelProvider
 from ditto_tui.interaction import OutputSink, RegisteredTool
 from ditto_tui.runtime import Graph, LoopDefinition, WorkerDefinition
@@ -38,12 +40,30 @@ class Program:
 ProgramFactory = Callable[[RuntimeConfig, Path], Program]
 
 
+class GraphLoadError(ValidationError):
+    """A graph file that raised while it was imported or while its ``program()`` built the plan.
+
+    ``details`` holds the traceback, for a log: the message is one line.
+    """
+
+    title = "Graph failed"
+    code = "GRAPH_LOAD_ERROR"
+
+    def __init__(self, message: str, *, details: str) -> None:
+        super().__init__(message)
+        self.details = details
+
+
 def load_program(path: str | os.PathLike[str], config: RuntimeConfig, workspace: Path) -> Program:
     """Import the graph file at ``path`` and call its ``program(config, workspace)``.
 
-    A graph file is trusted code of the project, like a Makefile: loading it runs it.
+    Loading a graph file runs it, so only a file the user named or a trusted workspace's own is loaded
+    (``ditto_tui.workspace``). Raises ``ValidationError`` for a missing or non-Python file, and
+    :class:`GraphLoadError` (with the traceback) when importing it or building its program raises.
     """
     file = Path(path)
+    if not file.exists():
+        raise ValidationError(f"graph file {str(path)!r}: no such file")
     if not file.is_file() or file.suffix != ".py":
         raise ValidationError(f"graph file {str(path)!r} is not a .py file")
     name = f"ditto_graph_{file.stem}"
@@ -52,11 +72,27 @@ def load_program(path: str | os.PathLike[str], config: RuntimeConfig, workspace:
         raise ValidationError(f"graph file {file.name!r} cannot be imported")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    with _reported(file, "failed to import"):
+        spec.loader.exec_module(module)
     factory = getattr(module, "program", None)
     if not callable(factory):
         raise ValidationError(f"graph file {file.name!r} defines no program(config, workspace) function")
-    program = factory(config, workspace)
+    with _reported(file, "failed to build its program"):
+        program = factory(config, workspace)
     if not isinstance(program, Program):
         raise ValidationError(f"program() of {file.name!r} must return a Program")
     return program
+
+
+@contextlib.contextmanager
+def _reported(file: Path, failed: str) -> Iterator[None]:
+    """Turn an unexpected exception of a graph's own code into a one-line :class:`GraphLoadError`."""
+    try:
+        yield
+    except DittoError:
+        raise
+    except Exception as exc:
+        summary = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+        raise GraphLoadError(
+            f"graph file {file.name!r} {failed}: {summary}", details=traceback.format_exc()
+        ) from exc

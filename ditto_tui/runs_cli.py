@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ditto_tui.config import RuntimeConfig
+from ditto_tui.sanitize import escape_unprintable
 from ditto_tui.supervise import ApprovalPolicy
 from ditto_tui.supervise.audit import CallRecord, PolicyCheck, call_records, decided_by, policy_check
 from ditto_tui.supervise.journal_read import JournalRead, RunSummary, find_journal, list_runs, read_journal
@@ -30,8 +31,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     runs = commands.add_parser(
         "runs",
         help="list the recorded runs of the workspace",
-        description="List the runs journaled under .ditto/runs/: id, graph, start, duration, outcome "
-        "and approvals by decision.",
+        description="List the runs of the workspace, as journaled in the user's state directory: id, "
+        "graph, start, duration, outcome and approvals by decision.",
+    )
+    runs.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per run: run_id, graph, started_at, status, duration_ms, approvals, path",
     )
     replay = commands.add_parser(
         "replay",
@@ -51,14 +57,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     check = checks.add_parser(
         "check",
         help="what the current policy would decide for each call of a recorded run",
-        description="For each recorded tool call, what the approval policy of --config (default: "
-        "./ditto.yaml) would decide, beside what the run's own policy decided.",
+        description="For each recorded tool call, what the approval policy of the current config (--config, "
+        "a trusted workspace's ditto.yaml, your own or the built-in one) would decide, beside what the "
+        "run's own policy decided.",
     )
-    check.add_argument("--config", default=None, help="the config file (default: ./ditto.yaml if present)")
     for command in (replay, audit, check):
         command.add_argument("run", help=RUN_HELP)
-    for command in (runs, replay, audit, check):
-        command.add_argument("--workspace", default=".", help="the workspace directory (default: .)")
 
 
 def run_command(
@@ -71,11 +75,16 @@ def run_command(
     out = out or sys.stdout
     workspace = Path(args.workspace).resolve()
     if args.command == "runs":
-        print_runs(list_runs(workspace), out)
+        summaries = list_runs(workspace)
+        if args.json:
+            for summary in summaries:
+                print(escape_unprintable(json.dumps(run_json(summary), ensure_ascii=False)), file=out)
+        else:
+            print_runs(summaries, out)
         return 0
     journal = read_journal(find_journal(args.run, workspace))
     for problem in journal.problems():
-        print(f"ditto-tui: {journal.path.name}: {problem}", file=sys.stderr)
+        print(f"ditto-tui: {safe(journal.path.name)}: {safe(problem)}", file=sys.stderr)
     if args.command == "replay":
         return replay(journal)
     if args.command == "audit":
@@ -95,8 +104,7 @@ def run_command(
 
 def safe(value: object) -> str:
     """``value`` as one line the terminal shows literally: every unprintable character escaped."""
-    text = value if isinstance(value, str) else str(value)
-    return "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in text)
+    return escape_unprintable(value if isinstance(value, str) else str(value))
 
 
 def when(at: float | None) -> str:
@@ -139,10 +147,25 @@ def approvals_text(approvals: Mapping[str, int]) -> str:
     return ", ".join(f"{decision} {count}" for decision, count in sorted(approvals.items())) or "-"
 
 
+def run_json(summary: RunSummary) -> dict[str, Any]:
+    """One line of ``ditto-tui runs --json``."""
+    return {
+        "run_id": summary.run_id,
+        "graph": summary.graph,
+        "started_at": summary.started_at,
+        "status": summary.outcome,
+        "duration_ms": summary.duration_ms,
+        "approvals": dict(summary.approvals),
+        "path": str(summary.path),
+    }
+
+
 def print_runs(summaries: list[RunSummary], out: TextIO) -> None:
     """The table of ``ditto-tui runs``."""
     if not summaries:
-        print("No recorded runs in .ditto/runs/ (runs are journaled unless --no-journal is given).", file=out)
+        print(
+            "No recorded runs for this workspace (runs are journaled unless --no-journal is given).", file=out
+        )
         return
     header = ("RUN", "GRAPH", "STARTED", "DURATION", "OUTCOME", "APPROVALS")
     rows = [

@@ -18,6 +18,7 @@ __all__ = [
     "MAX_PUBLIC_MESSAGE_LENGTH",
     "REDACTED",
     "SecretRedactor",
+    "escape_unprintable",
     "public_message_from_exception",
     "safe_error",
     "sanitize_public_message",
@@ -57,6 +58,31 @@ _FORBIDDEN_CHARS = re.compile(
 )
 
 # --- stack frames --------------------------------------------------------------------------------------
+
+_NOT_PLAIN_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if char.isprintable():
+        return char
+    point = ord(char)
+    if point > 0xFFFF:  # a surrogate pair, so the escape also reads back as JSON
+        point -= 0x10000
+        return f"\\u{0xD800 + (point >> 10):04x}\\u{0xDC00 + (point & 0x3FF):04x}"
+    return f"\\u{point:04x}"
+
+
+def escape_unprintable(text: str) -> str:
+    """``text`` with every character a terminal could act on or hide written as ``\\uXXXX``.
+
+    C0 and C1 controls (ESC, CSI, OSC 52 …), DEL, line and paragraph separators, bidi overrides and
+    zero-width characters, and any other unprintable character, newline included: what is printed then
+    shows literally on any terminal. On a line of JSON the escapes are JSON escapes, so it parses to the
+    same value.
+    """
+    return _NOT_PLAIN_ASCII.sub(_escaped, text) if not text.isascii() or not text.isprintable() else text
+
 
 _TRACEBACK_HEADER = "Traceback (most recent call last):"
 _FRAME_PATTERN = re.compile(r'File "[^"]{0,512}", line \d+')

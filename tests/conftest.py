@@ -3,6 +3,9 @@
 ``make test`` runs every property with the bounded example counts written beside it; ``make fuzz`` sets
 ``HYPOTHESIS_PROFILE=fuzz`` and runs only the tests marked ``property`` (every Hypothesis test is
 marked automatically), each with many more examples (see ``tests/properties.py``).
+
+Every test runs with ``DITTO_TUI_HOME`` set to a directory of its own, so that no test reads or writes
+the real user config and state directories (journals, logs, the trust store).
 """
 
 from __future__ import annotations
@@ -23,6 +26,16 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(autouse=True)
+def ditto_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A private ``DITTO_TUI_HOME`` for this test (also seen by the processes it starts)."""
+    home = str(tmp_path_factory.mktemp("ditto-home"))
+    monkeypatch.setenv("DITTO_TUI_HOME", home)
+    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    return home
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -197,3 +197,30 @@ def write_bytes(root: Path, path: str, data: bytes) -> None:
             if isinstance(error, IsADirectoryError):
                 raise _refuse("is_directory", "path is a directory") from error
             raise _refuse("write_failed", "file could not be written") from error
+
+
+def make_directories(root: Path, path: str) -> None:
+    """Create the folder ``path`` below ``root`` and its missing parents, never through a link.
+
+    Each component is opened relative to the one before it; a component that is a symbolic link or not
+    a directory is refused (``not_a_directory``), so a link planted in the workspace cannot make this
+    create folders elsewhere.
+    """
+    parts = split_workspace_path(validate_workspace_path(path))
+    try:
+        root_fd = os.open(root, _O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise _refuse("workspace_unavailable", "workspace directory cannot be opened") from error
+    cursor = _FdCursor(root_fd)
+    try:
+        for name in parts:
+            kind = cursor.step(name, enter=True)
+            if kind == "missing":
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, dir_fd=cursor.fd)
+                kind = cursor.step(name, enter=True)
+            if kind != "directory":
+                raise _refuse("not_a_directory", f"{name!r} is a link or not a directory")
+    finally:
+        cursor.to_root()
+        os.close(root_fd)

@@ -7,6 +7,7 @@ import math
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,7 +139,12 @@ async def _until_exit(protocol: GroupProtocol, signal: CancelSignal | None) -> N
 
 
 class LocalSandboxExecutor:
-    """Runs programs from ``/usr/bin:/bin`` (or by absolute path) in the workspace root, without a shell."""
+    """Runs programs from ``/usr/bin:/bin`` (or by absolute path) in the workspace root, without a shell.
+
+    The environment is fixed, and ``HOME`` is a new empty private folder for each command, removed when
+    it ends: no file of the workspace (``.magic``, ``.gitconfig``, rc files) or of the user's real home
+    changes what a command reports, and no command leaves anything there for the next one.
+    """
 
     def __init__(self, root: Path, *, timeout: float | None = None) -> None:
         self.root = root
@@ -148,7 +154,6 @@ class LocalSandboxExecutor:
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
             "TZ": "UTC",
-            "HOME": str(root),
         }
 
     async def run(
@@ -175,18 +180,20 @@ class LocalSandboxExecutor:
         deadline = _tighter(self.timeout, _check_timeout(timeout))
         if signal is not None:
             signal.raise_if_cancelled()
-        transport, protocol = await self._spawn(argv0, executable, argv, stdout, stderr)
-        try:
-            async with asyncio.timeout(deadline):
-                await _until_exit(protocol, signal)
-                kill_group(transport.get_pid())
-                await asyncio.wait([protocol.finished], timeout=PIPE_GRACE_SECONDS)
-        except TimeoutError:
-            raise CommandTimeoutError(
-                f"command {os.path.basename(argv0)!r} timed out after {deadline:g} s"
-            ) from None
-        finally:
-            await _reap(transport, protocol)
+        with tempfile.TemporaryDirectory(prefix="ditto-tui-home-", ignore_cleanup_errors=True) as home:
+            environment = {**self._environment, "HOME": home}
+            transport, protocol = await self._spawn(argv0, executable, argv, stdout, stderr, environment)
+            try:
+                async with asyncio.timeout(deadline):
+                    await _until_exit(protocol, signal)
+                    kill_group(transport.get_pid())
+                    await asyncio.wait([protocol.finished], timeout=PIPE_GRACE_SECONDS)
+            except TimeoutError:
+                raise CommandTimeoutError(
+                    f"command {os.path.basename(argv0)!r} timed out after {deadline:g} s"
+                ) from None
+            finally:
+                await _reap(transport, protocol)
         exit_code = transport.get_returncode()
         return CommandResult(
             exit_code=-1 if exit_code is None else exit_code,
@@ -197,7 +204,13 @@ class LocalSandboxExecutor:
         )
 
     async def _spawn(
-        self, argv0: str, executable: str, argv: list[str], stdout: StreamCapture, stderr: StreamCapture
+        self,
+        argv0: str,
+        executable: str,
+        argv: list[str],
+        stdout: StreamCapture,
+        stderr: StreamCapture,
+        environment: dict[str, str],
     ) -> tuple[asyncio.SubprocessTransport, GroupProtocol]:
         loop = asyncio.get_running_loop()
         try:
@@ -210,7 +223,7 @@ class LocalSandboxExecutor:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=self.root,
-                env=self._environment,
+                env=environment,
                 start_new_session=True,
                 close_fds=True,
             )

@@ -226,7 +226,7 @@ class ApprovalGate:
             title=_title(annotations),
             annotations=annotations,
         )
-        verdict = self.policy.for_mcp(server, call.name)
+        verdict = self.policy.for_mcp(server, call.name, annotations)
         if verdict.decision == "allow":
             return await registry.invoke_unguarded(server, call, sandbox, signal)
         outcome = await self._authorize(subject, verdict, context, signal)

@@ -1,4 +1,4 @@
-"""The run journal: every event of a run as one JSON line under ``.ditto/runs/<run_id>.jsonl``."""
+"""The run journal: every event of a run as one JSON line, in the state directory of its workspace."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ditto_tui.errors import DittoError
+from ditto_tui.home import open_private
 from ditto_tui.runtime.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -39,9 +40,6 @@ if TYPE_CHECKING:
     from ditto_tui.runtime import Runtime
 
 logger = logging.getLogger(__name__)
-
-RUNS_DIR = Path(".ditto") / "runs"
-"""Where runs are journaled, relative to the workspace."""
 
 FLUSH_BYTES = 64 * 1024
 """Buffered lines are written out at the latest when they reach this size."""
@@ -76,11 +74,14 @@ JournalOpener = Callable[[Path], JournalFile]
 
 
 class DiskFile:
-    """A journal file on disk, created for one run only (mode 0600) and appended with ``os.write``."""
+    """A journal file on disk, created for one run only (mode 0600) and appended with ``os.write``.
+
+    It is opened without following links, in a directory made without following links: a link planted
+    where the journal goes is refused (``StateDirError``), never written through.
+    """
 
     def __init__(self, path: Path) -> None:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
-        self._fd: int | None = os.open(path, flags, 0o600)
+        self._fd: int | None = open_private(path, append=True, exclusive=True)
 
     def write(self, data: bytes) -> None:
         """Append all of ``data`` (a short write is continued; a full disk raises)."""
@@ -106,7 +107,6 @@ class DiskFile:
 
 def open_journal_file(path: Path) -> JournalFile:
     """The default opener: a :class:`DiskFile`, its directory created (mode 0700) on first use."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     return DiskFile(path)
 
 

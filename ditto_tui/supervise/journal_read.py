@@ -12,8 +12,9 @@ from typing import Any
 
 import pydantic
 
+from ditto_tui.home import runs_dir
 from ditto_tui.runtime.events import EVENT_TYPES, ApprovalResolved, ExecutionEvent, RunFinished, RunStarted
-from ditto_tui.supervise.journal import RUNS_DIR, JournalError
+from ditto_tui.supervise.journal import JournalError
 from ditto_tui.supervise.journal_lines import HEADER_KIND, LINKS_KEY, REDACTED_KEY
 
 MAX_JOURNAL_BYTES = 1 << 30
@@ -150,7 +151,7 @@ def _entry(record: dict[str, Any], line: int) -> JournalEntry | None:
 
 def runs_directory(workspace: str | os.PathLike[str]) -> Path:
     """Where the runs of ``workspace`` are journaled."""
-    return Path(workspace) / RUNS_DIR
+    return runs_dir(workspace)
 
 
 def find_journal(run: str, workspace: str | os.PathLike[str]) -> Path:
@@ -168,7 +169,9 @@ def find_journal(run: str, workspace: str | os.PathLike[str]) -> Path:
         return found[0]
     if len(found) > 1:
         raise JournalError(f"{run!r} names {len(found)} runs; give more of the run id")
-    raise JournalError(f"no journal for {run!r} (no such file, and no run with that id in {RUNS_DIR})")
+    raise JournalError(
+        f"no journal for {run!r} (no such file, and no run with that id in {str(directory)!r})"
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

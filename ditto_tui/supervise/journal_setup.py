@@ -8,10 +8,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ditto_tui.home import runs_dir
 from ditto_tui.interaction.tools import ToolRegistry
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
 from ditto_tui.supervise.gate import ApprovalGate
-from ditto_tui.supervise.journal import RUNS_DIR, RunJournal
+from ditto_tui.supervise.journal import RunJournal
 
 
 def describe_approver(approver: object) -> str:
@@ -68,7 +69,7 @@ def create_run_journal(
     approver: object,
     secrets: Iterable[str] = (),
 ) -> RunJournal:
-    """The journal of a workspace's runs: ``<workspace>/.ditto/runs/<run_id>.jsonl``."""
+    """The journal of a workspace's runs: ``<state dir>/workspaces/<W>/runs/<run_id>.jsonl`` (never in W)."""
     root = Path(workspace)
     about = run_about(program=program, gate=gate, tools=tools, approver=approver)
-    return RunJournal(root / RUNS_DIR, secrets=secrets, about=about, workspace=root)
+    return RunJournal(runs_dir(root), secrets=secrets, about=about, workspace=root)

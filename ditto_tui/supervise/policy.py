@@ -15,6 +15,27 @@ if TYPE_CHECKING:
 PolicyDecision = Literal["allow", "ask", "deny"]
 _DECISIONS = ("allow", "ask", "deny")
 
+HINTS = {
+    "read_only": ("readOnlyHint", False),
+    "destructive": ("destructiveHint", True),
+    "idempotent": ("idempotentHint", False),
+    "open_world": ("openWorldHint", True),
+}
+"""Rule hint → (MCP annotation, its default in the MCP specification when the server sends none)."""
+
+
+def hint_value(annotations: Mapping[str, Any] | None, hint: str) -> bool:
+    """What ``annotations`` say for ``hint``, the MCP default when they are silent.
+
+    ``destructiveHint`` and ``idempotentHint`` mean something only for a tool that is not read-only, so a
+    read-only tool is never destructive.
+    """
+    key, default = HINTS[hint]
+    given = (annotations or {}).get(key)
+    if hint == "destructive" and hint_value(annotations, "read_only"):
+        return False
+    return given if isinstance(given, bool) else default
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ApprovalRule:
@@ -24,6 +45,7 @@ class ApprovalRule:
     tool: str | None = None
     mcp: str | None = None
     timeout_seconds: float | None = None
+    hints: Mapping[str, bool] | None = None
 
     def __post_init__(self) -> None:
         if (self.tool is None) == (self.mcp is None):
@@ -38,12 +60,29 @@ class ApprovalRule:
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
         ):
             raise ValidationError("an approval rule timeout must be a positive number of seconds")
+        self._check_hints()
+
+    def _check_hints(self) -> None:
+        if self.hints is None:
+            return
+        if self.mcp is None:
+            raise ValidationError("approval rule hints apply only to mcp rules")
+        for name, value in self.hints.items():
+            if name not in HINTS or not isinstance(value, bool):
+                raise ValidationError(
+                    f"approval rule hint {name!r} must be one of {sorted(HINTS)} with true/false"
+                )
+
+    def matches_hints(self, annotations: Mapping[str, Any] | None) -> bool:
+        """Whether the tool's annotations say what the rule's ``hints`` need (no hints: always)."""
+        return all(hint_value(annotations, name) == value for name, value in (self.hints or {}).items())
 
     @property
     def label(self) -> str:
         """How the rule reads in the approval view and the journal, e.g. ``tool:write_* → ask``."""
         subject = f"tool:{self.tool}" if self.tool is not None else f"mcp:{self.mcp}"
-        return f"{subject} → {self.decision}"
+        hints = "".join(f" [{name}={str(value).lower()}]" for name, value in (self.hints or {}).items())
+        return f"{subject}{hints} → {self.decision}"
 
     @classmethod
     def coerce(cls, value: ApprovalRule | Mapping[str, Any]) -> ApprovalRule:
@@ -52,7 +91,7 @@ class ApprovalRule:
             return value
         if not isinstance(value, Mapping):
             raise ValidationError("an approval rule must be a mapping with 'tool' or 'mcp' and 'decision'")
-        unknown = set(value) - {"tool", "mcp", "decision", "timeout_seconds", "timeoutSeconds"}
+        unknown = set(value) - {"tool", "mcp", "decision", "timeout_seconds", "timeoutSeconds", "hints"}
         if unknown:
             raise ValidationError(f"unknown approval rule keys {sorted(unknown)!r}")
         return cls(
@@ -60,7 +99,26 @@ class ApprovalRule:
             tool=value.get("tool"),
             mcp=value.get("mcp"),
             timeout_seconds=value.get("timeout_seconds", value.get("timeoutSeconds")),
+            hints=_hints(value.get("hints")),
         )
+
+
+_HINT_SPELLINGS = {
+    **{name: name for name in HINTS},
+    "readOnly": "read_only",
+    "openWorld": "open_world",
+}
+
+
+def _hints(raw: object) -> dict[str, bool] | None:
+    """Rule hints in either spelling (``readOnly`` or ``read_only``), unset ones dropped."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise ValidationError("approval rule hints must be a mapping such as {readOnly: true}")
+    return {
+        _HINT_SPELLINGS.get(str(name), str(name)): value for name, value in raw.items() if value is not None
+    }
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -99,10 +157,14 @@ class ApprovalPolicy:
                 return Verdict(decision=rule.decision, rule=rule.label, timeout=rule.timeout_seconds)
         return Verdict(decision="ask" if requires_approval else "allow", rule=None)
 
-    def for_mcp(self, server: str, tool: str) -> Verdict:
-        """The verdict for tool ``tool`` of MCP server ``server``."""
+    def for_mcp(self, server: str, tool: str, annotations: Mapping[str, Any] | None = None) -> Verdict:
+        """The verdict for tool ``tool`` of MCP server ``server``, whose definition has ``annotations``.
+
+        A rule with ``hints`` matches only a tool whose annotations, as last listed, say so: a tool not
+        discovered yet, or added later without ``readOnlyHint``, falls through to the next rule.
+        """
         subject = f"{server}:{tool}"
         for rule in self.rules:
-            if rule.mcp is not None and fnmatchcase(subject, rule.mcp):
+            if rule.mcp is not None and fnmatchcase(subject, rule.mcp) and rule.matches_hints(annotations):
                 return Verdict(decision=rule.decision, rule=rule.label, timeout=rule.timeout_seconds)
         return Verdict(decision=self.mcp_default, rule=None)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from ditto_tui.config import McpServerConfig, RuntimeConfig
 from ditto_tui.contracts import McpCapability, Observation
+from ditto_tui.home import logs_dir
 from ditto_tui.interaction import (
     ACT_MCP,
     McpDiscovery,
@@ -61,13 +62,22 @@ class ServerView:
         return self.permitted and self.state == "connected"
 
 
-def _transport(config: McpServerConfig | None, status: McpServerStatus | None) -> str:
-    """How the server is reached; never its environment, headers or URL query (they may hold secrets)."""
+def _transport(
+    config: McpServerConfig | None, status: McpServerStatus | None, shown: Callable[[str], str]
+) -> str:
+    """How the server is reached; never its environment, headers or URL query (they may hold secrets).
+
+    ``shown`` turns a configured value back into its ``${VAR}`` template: a value from the environment
+    is shown as the variable's name, never as itself (a token in an argument or a URL path).
+    """
     if config is None:
         return status.transport if status is not None and status.transport else "registered in code"
     if config.command is not None:
-        return " ".join(["stdio:", config.command, *config.args])
-    parts = urllib.parse.urlsplit(config.url or "")
+        return " ".join(["stdio:", shown(config.command), *map(shown, config.args)])
+    url = config.url or ""
+    if shown(url) != url:
+        return f"http: {shown(url).split('?', 1)[0].split('#', 1)[0]}"
+    parts = urllib.parse.urlsplit(url)
     host = parts.hostname or ""
     port = f":{parts.port}" if parts.port else ""
     return f"http: {parts.scheme}://{host}{port}{parts.path}"
@@ -143,7 +153,7 @@ class McpSource:
         return ServerView(
             name=name,
             state=state,
-            transport=_transport(config, status),
+            transport=_transport(config, status, self.config.shown),
             permitted=permitted,
             error=status.error if status is not None else None,
             log_path=status.log_path if status is not None else None,
@@ -168,7 +178,8 @@ class McpSource:
 
     def verdict(self, server: str, tool: str) -> Verdict:
         """Which approval rule applies to ``server:tool`` (the MCP default when none matches)."""
-        return self.policy.for_mcp(server, tool)
+        capability = self.registry.known_capability(server, tool)
+        return self.policy.for_mcp(server, tool, capability.annotations if capability else None)
 
     def change(self, server: str, tool: str) -> McpToolChange | None:
         """The open definition change of a tool, if it moved from the definition first seen."""
@@ -235,17 +246,18 @@ async def open_mcp_source(
     This is the MCP browser on its own (``ditto-tui mcp``): the sandbox and approval policy come from
     ``config`` as for a run, so a tool invoked from the browser is checked and approved the same way.
     Servers the sandbox does not grant are not started and show as denied. Logs go to ``log_dir``
-    (``.ditto/logs`` in the workspace by default).
+    (the workspace's state directory by default, never the workspace).
     """
     from ditto_tui.interaction.mcp import open_mcp_servers
 
     gate = ApprovalGate.from_config(config.approval, approver)
     async with open_mcp_servers(
         config.mcp.enabled_servers(),
-        **config.mcp.registry_kwargs(),
+        max_discovery_pages=config.mcp.max_discovery_pages,
+        max_capabilities=config.mcp.max_capabilities,
         timeout=config.mcp.timeout_seconds,
-        log_dir=log_dir if log_dir is not None else workspace / ".ditto" / "logs",
-        cwd=workspace,
+        workspace=workspace,
+        log_dir=log_dir if log_dir is not None else logs_dir(workspace),
         allowed=config.sandbox.mcp,
         secrets=config.secret_values(),
         wait=True,

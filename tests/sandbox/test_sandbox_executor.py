@@ -200,9 +200,33 @@ async def test_environment_is_fixed(
 ) -> None:
     monkeypatch.setenv("DITTO_TEST_SECRET", "hunter2")
     result = await _run(executor, "env")
-    assert sorted(result.stdout.decode().splitlines()) == sorted(
-        ["PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC", f"HOME={root}"]
+    lines = sorted(result.stdout.decode().splitlines())
+    home = next(line for line in lines if line.startswith("HOME="))
+    assert [line for line in lines if line != home] == sorted(
+        ["PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC"]
     )
+    assert not Path(home.removeprefix("HOME=")).is_relative_to(root)
+
+
+async def test_u06_workspace_magic_file_is_not_loaded(
+    executor: LocalSandboxExecutor, root: Path
+) -> None:
+    """A ``.magic`` planted in the workspace cannot change what ``file`` reports: HOME is not the workspace."""
+    (root / ".magic").write_text("0\tstring\tDITTOMAGIC\tplanted verdict: harmless text\n")
+    (root / "sample.bin").write_bytes(b"DITTOMAGIC\x00\x01\x02 payload")
+    result = await _run(executor, "file", "-b", "sample.bin")
+    assert result.exit_code == 0
+    assert b"planted verdict" not in result.stdout
+    assert result.stdout.strip()
+
+
+async def test_u06_home_is_private_empty_and_fresh_per_command(executor: LocalSandboxExecutor) -> None:
+    first = (await _run(executor, "sh", "-c", 'ls -A "$HOME"; touch "$HOME/left"; echo "$HOME"')).stdout
+    home = first.decode().splitlines()[-1]
+    assert first.decode().splitlines() == [home]
+    assert not Path(home).exists()
+    second = (await _run(executor, "sh", "-c", 'ls -A "$HOME"')).stdout
+    assert second == b""
 
 
 async def test_cwd_is_the_root_and_stdin_is_empty(executor: LocalSandboxExecutor, root: Path) -> None:
