@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from textual.worker import Worker
 
 from ditto_tui.config import RuntimeConfig, parse_runtime_config
+from ditto_tui.home import logs_dir
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph
 from ditto_tui.tui import DittoApp, RunSpec
@@ -77,12 +78,12 @@ def executions(root: Path) -> list[str]:
 
 def server_pid(root: Path) -> int | None:
     """The victim server's process id, from its log, once it has started."""
-    log = root / ".ditto" / "logs" / "victim.log"
+    log = logs_dir(root) / "victim.log"
     if not log.exists():
         return None
     for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith("pid "):
-            return int(line.split()[1])
+        if line.startswith("[stderr] pid "):
+            return int(line.split()[2])
     return None
 
 

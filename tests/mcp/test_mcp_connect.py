@@ -13,6 +13,7 @@ from mcp_helpers import python_server, sandbox
 from ditto_tui.config import parse_runtime_config
 from ditto_tui.errors import McpError
 from ditto_tui.headless import run_headless
+from ditto_tui.home import logs_dir
 from ditto_tui.interaction import open_mcp_servers
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph
@@ -96,7 +97,7 @@ async def test_a_headless_run_that_needs_a_broken_server_says_why(tmp_path: Path
         "MCP server 'missing' failed to start: command 'no-such-mcp-server' was not found" in err.getvalue()
     )
     assert "MCP_SERVER_UNAVAILABLE" in err.getvalue() or "not available" in err.getvalue()
-    assert (tmp_path / ".ditto" / "logs" / "missing.log").exists()
+    assert (logs_dir(tmp_path) / "missing.log").exists() and not (tmp_path / ".ditto").exists()
 
 
 def _discover(_input: object, _deps: object) -> dict[str, object]:

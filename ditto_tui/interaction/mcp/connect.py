@@ -1,5 +1,9 @@
 """``open_mcp_servers``: start and connect every configured server, and close them all on exit.
 
+Stdio servers never start in the workspace unless their entry says so: by default each open gets a
+private empty directory (removed on exit) as the servers' working directory, so a file of the workspace
+cannot change what ``python -m …`` imports or what ``npx`` runs.
+
 Servers start concurrently. One that fails to start does not fail the others: it is registered anyway,
 its status says ``failed`` with the reason and its log file, and any call to it fails with
 ``MCP_SERVER_UNAVAILABLE`` (so a discovery of every server names it instead of silently skipping it).
@@ -10,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import AsyncIterator, Iterable, Mapping
-from contextlib import asynccontextmanager
+import tempfile
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +24,7 @@ import pydantic
 
 from ditto_tui.config import McpConfig, McpServerConfig, RuntimeConfig
 from ditto_tui.errors import ConfigError
+from ditto_tui.home import logs_dir
 from ditto_tui.interaction.mcp.connection import Connection, Starting
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.mcp.status import McpServerStatus
@@ -30,6 +36,9 @@ DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_STARTUP_TIMEOUT = 30.0
 """Seconds a server may take to start and finish the MCP handshake."""
 
+NEUTRAL_DIR_PREFIX = "ditto-tui-mcp-"
+"""The name prefix of the private empty directory stdio servers start in by default."""
+
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 
 ServerEntry = McpServerConfig | Mapping[str, Any]
@@ -38,6 +47,16 @@ ServerEntry = McpServerConfig | Mapping[str, Any]
 def log_file(log_dir: str | os.PathLike[str], server: str) -> Path:
     """Where ``server``'s stderr and connection notes go: ``<log_dir>/<server>.log`` (name made file-safe)."""
     return Path(log_dir) / f"{_UNSAFE_FILE_CHARS.sub('_', server)}.log"
+
+
+@contextmanager
+def _working_dir(cwd: str | os.PathLike[str] | None) -> Iterator[str]:
+    """``cwd`` as given, or a private empty directory made for this open and removed after it."""
+    if cwd is not None:
+        yield os.fspath(cwd)
+        return
+    with tempfile.TemporaryDirectory(prefix=NEUTRAL_DIR_PREFIX, ignore_cleanup_errors=True) as neutral:
+        yield neutral
 
 
 def _entry(name: str, entry: ServerEntry) -> McpServerConfig:
@@ -57,8 +76,9 @@ async def open_mcp_servers(
     *,
     timeout: float | None = DEFAULT_CALL_TIMEOUT,
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-    log_dir: str | os.PathLike[str] = Path(".ditto") / "logs",
+    log_dir: str | os.PathLike[str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    workspace: str | os.PathLike[str] | None = None,
     allowed: Iterable[str] | None = None,
     secrets: Iterable[str] = (),
     wait: bool = True,
@@ -68,19 +88,64 @@ async def open_mcp_servers(
     Each entry is stdio (``command``, ``args``, ``env``, ``cwd``) or HTTP (``url``, ``headers``; streamable
     HTTP, or SSE with ``type: sse``), as in a Claude Desktop or Cursor config; ``disabled`` entries are
     skipped, and ``timeout`` in an entry overrides the per-call ``timeout``. Servers not in ``allowed``
-    (when given, normally the sandbox's ``mcp`` grants) are never started and report ``denied``. Stdio
-    servers start in ``cwd`` unless their entry says otherwise; their stderr, and ditto's notes on each
-    connection, go to ``<log_dir>/<server>.log``, never to the terminal. Every server is closed on exit,
-    including ones that died. :meth:`McpRegistry.status` tells how each server stands.
+    (when given, normally the sandbox's ``mcp`` grants) are never started and report ``denied``.
+
+    Stdio servers start in their entry's ``cwd``, else in ``cwd``, else (the default) in a private empty
+    directory made for this open and removed on exit. ``workspace`` is the untrusted folder the agent works
+    on: no command is ever found in it (nor through a relative ``PATH`` entry), and the servers' ``PATH``
+    loses its entries inside it. Their stderr, their log notifications and ditto's notes on each
+    connection go, sanitised line by line, to ``<log_dir>/<server>.log`` (default: the user state
+    directory's logs of ``workspace``, or of the current directory), never to the terminal; a log file or
+    directory that is a symbolic link fails its server instead of being followed. Every server is closed
+    on exit, including ones that died. :meth:`McpRegistry.status` tells how each server stands.
 
     With ``wait=False`` the registry is yielded at once, while servers start; a call to a server still
     starting waits for it (the UI shows ``connecting`` meanwhile), and one still starting at exit is stopped.
     """
     entries = {name: _entry(name, entry) for name, entry in servers.items()}
-    granted = None if allowed is None else set(allowed)
     # Header values, and env values whose names look secret, are redacted from every log line.
     hidden = tuple(secrets) + RuntimeConfig(mcp=McpConfig(servers=entries)).secret_values()
     registry = McpRegistry(max_discovery_pages, max_capabilities)
+    logs = Path(log_dir) if log_dir is not None else logs_dir(workspace if workspace is not None else ".")
+    with _working_dir(cwd) as working_dir:
+        connections = _connections(
+            entries,
+            registry,
+            allowed,
+            logs=logs,
+            timeout=timeout,
+            cwd=working_dir,
+            workspace=None if workspace is None else os.fspath(workspace),
+            secrets=hidden,
+        )
+        try:
+            for connection in connections:
+                connection.launch(startup_timeout)
+            if wait:
+                clients = await asyncio.gather(*(connection.client() for connection in connections))
+            else:
+                clients = [Starting(connection) for connection in connections]
+            for connection, client in zip(connections, clients, strict=True):
+                registry.register(connection.server, client)
+            yield registry
+        finally:
+            await registry.settle()
+            await asyncio.gather(*(connection.close() for connection in connections))
+
+
+def _connections(
+    entries: Mapping[str, McpServerConfig],
+    registry: McpRegistry,
+    allowed: Iterable[str] | None,
+    *,
+    logs: Path,
+    timeout: float | None,
+    cwd: str,
+    workspace: str | None,
+    secrets: tuple[str, ...],
+) -> list[Connection]:
+    """A connection per enabled, granted entry; entries the sandbox does not grant report ``denied``."""
+    granted = None if allowed is None else set(allowed)
     connections: list[Connection] = []
     for name, entry in entries.items():
         if entry.disabled:
@@ -93,22 +158,11 @@ async def open_mcp_servers(
             name,
             entry,
             registry=registry,
-            log_path=log_file(log_dir, name),
+            log_path=log_file(logs, name),
             timeout=timeout,
-            cwd=None if cwd is None else os.fspath(cwd),
-            secrets=hidden,
+            cwd=cwd,
+            workspace=workspace,
+            secrets=secrets,
         )
         connections.append(connection)
-    try:
-        for connection in connections:
-            connection.launch(startup_timeout)
-        if wait:
-            clients = await asyncio.gather(*(connection.client() for connection in connections))
-        else:
-            clients = [Starting(connection) for connection in connections]
-        for connection, client in zip(connections, clients, strict=True):
-            registry.register(connection.server, client)
-        yield registry
-    finally:
-        await registry.settle()
-        await asyncio.gather(*(connection.close() for connection in connections))
+    return connections

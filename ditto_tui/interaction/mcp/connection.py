@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import httpx2
 from mcp import ClientSession
@@ -16,6 +15,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import InitializeResult, LoggingMessageNotificationParams, ToolListChangedNotification
 
 from ditto_tui.config import McpServerConfig
+from ditto_tui.home import StateDirError
+from ditto_tui.interaction.mcp.command import McpCommandError
+from ditto_tui.interaction.mcp.logs import LogSink
 from ditto_tui.interaction.mcp.port import McpCallError
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.mcp.sdk import SessionClient, disconnected_error
@@ -25,9 +27,6 @@ from ditto_tui.interaction.mcp.watch import bounded
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.signal import CancelSignal
 
-LOG_LINES_PER_SECOND = 50
-"""Log notifications written per server per second; the rest are counted and dropped."""
-
 _CLOSE_SECONDS = 10.0
 
 
@@ -35,46 +34,6 @@ def _leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
-
-
-class LogSink:
-    """The server's log file as ditto writes to it: one redacted line per note, at a bounded rate."""
-
-    def __init__(self, file: TextIO, secrets: tuple[str, ...]) -> None:
-        self.file = file
-        self.secrets = secrets
-        self._window = time.monotonic()
-        self._written = 0
-        self.dropped = 0
-
-    def note(self, text: object) -> None:
-        """Write one line now, unlimited (connection events)."""
-        line = sanitize_public_message(text, secrets=self.secrets)
-        print(f"[ditto] {line}", file=self.file, flush=True)
-
-    def limited(self, text: object) -> None:
-        """Write one line unless this second's allowance is spent (server log notifications)."""
-        now = time.monotonic()
-        if now - self._window >= 1.0:
-            self._flush_dropped()
-            self._window, self._written = now, 0
-        if self._written >= LOG_LINES_PER_SECOND:
-            if not self.dropped:
-                self.note(f"over {LOG_LINES_PER_SECOND} log messages this second: dropping the rest")
-            self.dropped += 1
-            return
-        self._written += 1
-        self.note(text)
-
-    def _flush_dropped(self) -> None:
-        if self.dropped:
-            self.note(f"dropped {self.dropped} log messages from the server (over {LOG_LINES_PER_SECOND}/s)")
-            self.dropped = 0
-
-    def close(self) -> None:
-        """Record what was dropped and close the file."""
-        self._flush_dropped()
-        self.file.close()
 
 
 class Unavailable:
@@ -125,6 +84,7 @@ class Connection:
         log_path: Path,
         timeout: float | None,
         cwd: str | None,
+        workspace: str | None = None,
         secrets: tuple[str, ...],
     ) -> None:
         self.server = server
@@ -133,7 +93,9 @@ class Connection:
         self.log_path = log_path
         self.timeout = config.timeout or timeout
         self.cwd = config.cwd or cwd
+        self.workspace = workspace
         self.secrets = secrets
+        self._log_error: str | None = None
         self.kind: McpTransportKind = "stdio" if config.command is not None else "http"
         self._stop = asyncio.Event()
         self._stdio: StdioTransport | None = None
@@ -154,7 +116,7 @@ class Connection:
                 state=state,
                 transport=self.kind,
                 error=error,
-                log_path=str(self.log_path),
+                log_path=None if self._log_error is not None else str(self.log_path),
                 protocol_version=self._init.protocol_version if self._init is not None else None,
                 server_info=f"{info.name} {info.version}".strip() if info is not None else None,
             )
@@ -164,6 +126,8 @@ class Connection:
         leaf = _leaf(exc)
         if self._stdio is not None and self._stdio.failure is not None:
             return f"protocol error: {self._stdio.failure}"
+        if isinstance(leaf, McpCommandError):
+            return leaf.message
         if isinstance(leaf, FileNotFoundError):
             return f"command {self.config.command!r} was not found"
         return sanitize_public_message(leaf, secrets=self.secrets) or type(leaf).__name__
@@ -181,11 +145,16 @@ class Connection:
 
     # -- the connection task ------------------------------------------------------------------------
 
-    def _transport(self, log: TextIO) -> AbstractAsyncContextManager[tuple[Any, Any]]:
+    def _transport(self, sink: LogSink) -> AbstractAsyncContextManager[tuple[Any, Any]]:
         config = self.config
         if config.command is not None:
             self._stdio = StdioTransport(
-                config.command, list(config.args), env=dict(config.env), cwd=self.cwd, errlog=log
+                config.command,
+                list(config.args),
+                env=dict(config.env),
+                cwd=self.cwd,
+                workspace=self.workspace,
+                sink=sink,
             )
             return self._stdio.connect()
         assert config.url is not None
@@ -205,16 +174,16 @@ class Connection:
         if isinstance(message, ToolListChangedNotification):
             self.registry.tools_list_changed(self.server)
         elif isinstance(message, Exception) and self._sink is not None:
-            self._sink.limited(f"transport error: {message}")
+            self._sink.note_limited(f"transport error: {message}")
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
+        """The session's ``logging_callback``: each ``notifications/message`` goes, sanitised, to the log."""
         if self._sink is not None:
-            source = f" {params.logger}" if params.logger else ""
-            self._sink.limited(f"server log {params.level}{source}: {params.data}")
+            self._sink.log(params.level, params.logger, params.data)
 
-    async def _serve(self, log: TextIO) -> None:
+    async def _serve(self, sink: LogSink) -> None:
         try:
-            async with self._transport(log) as (read, write):
+            async with self._transport(sink) as (read, write):
                 async with ClientSession(
                     read, write, message_handler=self._on_message, logging_callback=self._on_log
                 ) as session:
@@ -239,14 +208,21 @@ class Connection:
     # -- start and close ----------------------------------------------------------------------------
 
     def launch(self, startup_timeout: float) -> None:
-        """Start the server in the background; :meth:`client` waits for the outcome."""
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "a", encoding="utf-8")  # closed by close()
-        self._sink = LogSink(log, self.secrets)
-        self._sink.note(f"starting MCP server {self.server!r} ({self.kind})")
+        """Start the server in the background; :meth:`client` waits for the outcome.
+
+        A log file that cannot be opened safely (a link planted as the file or its directory) fails the
+        server with the reason instead: nothing is written through the link, and the server never starts.
+        """
         self._report("connecting")
         self._ready = asyncio.get_running_loop().create_future()
-        self._task = asyncio.create_task(self._serve(log), name=f"mcp:{self.server}")
+        try:
+            self._sink = LogSink.open(self.log_path, self.secrets)  # closed by close()
+        except StateDirError as exc:
+            self._log_error = f"its log file cannot be written: {exc.message}"
+            self._ready.set_exception(McpCallError(self._log_error, code="MCP_SERVER_UNAVAILABLE"))
+        else:
+            self._sink.note(f"starting MCP server {self.server!r} ({self.kind})")
+            self._task = asyncio.create_task(self._serve(self._sink), name=f"mcp:{self.server}")
         self._startup = asyncio.create_task(self._started(startup_timeout), name=f"mcp-start:{self.server}")
 
     async def client(self, signal: CancelSignal | None = None) -> Any:
@@ -258,7 +234,7 @@ class Connection:
         return await bounded(lambda: asyncio.shield(startup), signal, None)
 
     async def _started(self, startup_timeout: float) -> Any:
-        assert self._ready is not None and self._sink is not None
+        assert self._ready is not None
         try:
             async with asyncio.timeout(startup_timeout):
                 client = await asyncio.shield(self._ready)
@@ -266,6 +242,7 @@ class Connection:
             return await self._failed(f"it did not finish starting within {startup_timeout:g} s")
         except McpCallError as exc:
             return await self._failed(exc.message)
+        assert self._sink is not None
         self._sink.note(f"connected ({self._init.protocol_version if self._init else 'unknown'} protocol)")
         self._report("connected")
         return client
@@ -274,8 +251,8 @@ class Connection:
         if self._stdio is not None:
             self._stdio.hurry = True
         await self._halt(grace=0.0)
-        log_name = self.log_path.name
-        self._report("failed", f"{reason} (see {log_name})")
+        where = "" if self._log_error is not None else f" (see {self.log_path.name})"
+        self._report("failed", sanitize_public_message(f"{reason}{where}", secrets=self.secrets))
         message = sanitize_public_message(f"MCP server {self.server!r} is not available: {reason}")
         return Unavailable(McpCallError(message, code="MCP_SERVER_UNAVAILABLE", retryable=False))
 

@@ -1,22 +1,24 @@
 """The stdio transport: the server as a child process, its messages bounded, its stderr in a log file.
 
 Like the SDK's ``stdio_client`` (same environment policy, same shutdown order: close stdin, wait, then
-signal the process group), with two differences: a message larger than ``max_message_bytes``, a line that
-is not JSON, or invalid UTF-8 closes the connection as a protocol error instead of being buffered or
-skipped, and the reason is kept in :attr:`StdioTransport.failure`. JSON that is not a JSON-RPC message
-(a response with a null id, say) is dropped and noted in the log. POSIX only.
+signal the process group), with these differences: the program is resolved only from safe places and a
+Python interpreter gets ``-P`` (``command.py``); the child's ``PATH`` keeps only absolute entries outside
+the workspace; stderr is read line by line and written to the log sanitised, after a ``[stderr]`` label;
+a message larger than ``max_message_bytes``, a line that is not JSON, or invalid UTF-8 closes the
+connection as a protocol error instead of being buffered or skipped, and the reason is kept in
+:attr:`StdioTransport.failure`. JSON that is not a JSON-RPC message (a response with a null id, say) is
+dropped and noted in the log. POSIX only.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import sys
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import Any, TextIO
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -25,27 +27,28 @@ from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 
+from ditto_tui.interaction.mcp.command import (
+    McpCommandError,
+    python_args,
+    resolve_command,
+    safe_environment,
+)
+from ditto_tui.interaction.mcp.logs import MAX_LINE_CHARS, LogSink
+
+__all__ = ["EXIT_GRACE_SECONDS", "MAX_MESSAGE_BYTES", "McpCommandError", "StdioTransport", "resolve_command"]
+
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """The largest message a server may send in one line."""
 
 EXIT_GRACE_SECONDS = 2.0
 """How long a server may take to exit after its stdin closes, and again after SIGTERM."""
 
+STDERR_DRAIN_SECONDS = 1.0
+"""How long the last of a stopped server's stderr is still read (a child of it may hold the pipe open)."""
+
 _POLL_SECONDS = 0.01
 _NOTED_IGNORED = 10
 _STREAM_CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
-
-
-def resolve_command(command: str, env: dict[str, str]) -> str:
-    """Find a bare command name first beside the running Python (its virtual environment), then on PATH.
-
-    A command with a slash is used as written. A name that is found nowhere is returned unchanged, so that
-    starting it fails with the usual "not found" error.
-    """
-    if os.sep in command:
-        return command
-    search = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", os.defpath)])
-    return shutil.which(command, path=search) or command
 
 
 def _signal_group(process: anyio.abc.Process, number: int) -> None:
@@ -73,44 +76,58 @@ class StdioTransport:
         *,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
-        errlog: TextIO,
+        workspace: str | None = None,
+        sink: LogSink,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> None:
-        self.environment = get_default_environment() | (env or {})
-        self.command = resolve_command(command, self.environment)
+        self._requested = get_default_environment() | (env or {})
+        self.environment = safe_environment(self._requested, workspace)
+        self.command = command
         self.args = list(args)
         self.cwd = cwd
-        self.errlog = errlog
+        self.workspace = workspace
+        self.sink = sink
         self.max_message_bytes = max_message_bytes
         self.failure: str | None = None
         self.ignored = 0
         self.hurry = False
 
     def _note(self, text: str) -> None:
-        print(f"[ditto] {text}", file=self.errlog, flush=True)
+        self.sink.note(text)
+
+    def argv(self) -> list[str]:
+        """The program and arguments that run: raises :class:`McpCommandError` when the command is unsafe."""
+        # The requested PATH, not the child's: so the error can say a command was found only where unsafe.
+        program = resolve_command(self.command, self._requested, workspace=self.workspace)
+        return [program, *python_args(program, self.args)]
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[tuple[Any, Any]]:
         """Start the server; on exit stop it (stdin closed, then SIGTERM and SIGKILL to its group)."""
+        argv = self.argv()
+        self.sink.detail(f"running {argv!r} in {self.cwd or os.getcwd()!r}")
         process = await anyio.open_process(
-            [self.command, *self.args],
+            argv,
             env=self.environment,
             cwd=self.cwd,
-            stderr=self.errlog,
+            stderr=subprocess.PIPE,
             start_new_session=True,
         )
         incoming, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_stream, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
-        writer_done = anyio.Event()
+        writer_done, stderr_done = anyio.Event(), anyio.Event()
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._read, process, incoming)
                 group.start_soon(self._write, process, outgoing, incoming, writer_done)
+                group.start_soon(self._errors, process, stderr_done)
                 try:
                     yield read_stream, write_stream
                 finally:
                     with anyio.CancelScope(shield=True):
                         await self._shutdown(process, read_stream, write_stream, writer_done)
+                        with anyio.move_on_after(STDERR_DRAIN_SECONDS):
+                            await stderr_done.wait()
                     group.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
@@ -135,6 +152,25 @@ class StdioTransport:
                         return
         except _STREAM_CLOSED:
             await self._drain(process)
+
+    async def _errors(self, process: anyio.abc.Process, done: anyio.Event) -> None:
+        """Copy stderr to the log line by line; a line longer than ``MAX_LINE_CHARS`` bytes is cut up."""
+        assert process.stderr is not None
+        buffer = b""
+        try:
+            async for chunk in process.stderr:
+                *lines, buffer = (buffer + chunk).split(b"\n")
+                for line in lines:
+                    self.sink.stderr(line.decode("utf-8", "backslashreplace"))
+                while len(buffer) > MAX_LINE_CHARS:
+                    piece, buffer = buffer[:MAX_LINE_CHARS], buffer[MAX_LINE_CHARS:]
+                    self.sink.stderr(piece.decode("utf-8", "backslashreplace"))
+        except (*_STREAM_CLOSED, OSError):
+            pass
+        finally:
+            if buffer:
+                self.sink.stderr(buffer.decode("utf-8", "backslashreplace"))
+            done.set()
 
     async def _deliver(
         self,
