@@ -1,19 +1,24 @@
 """The bundled demo MCP server: notes tools over a folder, on stdio, streamable HTTP or SSE (127.0.0.1).
 
-    python -m ditto_tui.demo.mcp_server --notes DIR [--catalogue N] [--http PORT | --sse PORT]
+    python -m ditto_tui.demo.mcp_server [--root DIR] --notes DIR [--catalogue N] [--http PORT | --sse PORT]
 
 Read tools list, read, search and check notes (``search_notes`` returns structured content with an output
 schema; ``check_note`` reports an ``isError`` result for a note without a title); ``write_note`` replaces a
 note and is annotated destructive. ``--catalogue N`` adds N generated tools, and every tool list is served
 in pages of 100 with opaque cursors.
+
+The server is the example users copy, so it confines itself with the sandbox's own path rules: a note is
+read and written relative to the notes folder without ever following a symbolic link out of it, and a
+relative ``--notes`` is found inside ``--root`` (the workspace, say) the same way. Without ``--root`` a
+relative ``--notes`` is relative to the working directory.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import os
 import re
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,9 +33,13 @@ from mcp.types import INVALID_PARAMS, ListToolsResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from ditto_tui.demo.servers import SAMPLE_NOTES
+from ditto_tui.errors import PathError, ValidationError
+from ditto_tui.sandbox._files import read_bytes, write_bytes
+from ditto_tui.sandbox.paths import resolve_workspace_path, split_workspace_path, validate_workspace_path
 
 PAGE_SIZE = 100
 MAX_NOTE_CHARS = 100_000
+MAX_NOTE_BYTES = 4 * MAX_NOTE_CHARS
 _NOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}(\.md)?")
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -51,28 +60,54 @@ class SearchResult(BaseModel):
     matches: list[Match]
 
 
+def _refused(name: str, exc: ValidationError) -> ToolError:
+    """A tool error for a refused note path; the sandbox's messages never name a link's target."""
+    if exc.code == "not_found":
+        return ToolError(f"there is no note named {name!r}")
+    if exc.code == "outside_workspace":
+        return ToolError(f"note {name!r} links outside the notes folder: refused")
+    return ToolError(f"note {name!r} is refused: {exc.message}")
+
+
 class Notes:
-    """A folder of Markdown notes; names are plain file names, so nothing outside it can be reached."""
+    """A folder of Markdown notes; names are plain file names, and no link leads a read or write out of it."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder = folder
+        # The path rules compare link targets with the folder's canonical path.
+        self.folder = Path(os.path.realpath(folder))
 
-    def path(self, name: str) -> Path:
-        """The file of note ``name`` (``.md`` optional); a name that is not a plain note name is refused."""
+    def file(self, name: str) -> str:
+        """The file name of note ``name`` (``.md`` optional); anything but a plain note name is refused."""
         if not _NOTE_NAME.fullmatch(name):
             raise ToolError(f"{name!r} is not a note name (letters, digits, '-' and '_', optional .md)")
-        return self.folder / (name if name.endswith(".md") else f"{name}.md")
+        return name if name.endswith(".md") else f"{name}.md"
 
     def names(self) -> list[str]:
-        """Every note, sorted."""
-        return sorted(path.name for path in self.folder.glob("*.md"))
+        """Every note that is a regular file of the folder (links are read only when named), sorted."""
+        with os.scandir(self.folder) as entries:
+            return sorted(
+                entry.name
+                for entry in entries
+                if entry.name.endswith(".md") and entry.is_file(follow_symlinks=False)
+            )
 
     def read(self, name: str) -> str:
-        """A note's text; a missing note is a tool error."""
-        path = self.path(name)
-        if not path.is_file():
-            raise ToolError(f"there is no note named {path.name!r}")
-        return path.read_text(encoding="utf-8")
+        """A note's text; a missing note, or one that links outside the folder, is a tool error."""
+        file = self.file(name)
+        try:
+            data = read_bytes(self.folder, file, MAX_NOTE_BYTES)
+        except ValidationError as exc:
+            raise _refused(file, exc) from None
+        return data.decode("utf-8", errors="replace")
+
+    def write(self, name: str, text: str) -> str:
+        """Replace (or create) a note atomically; a note that is a link is refused, never written through."""
+        file = self.file(name)
+        try:
+            write_bytes(self.folder, file, text.encode("utf-8"))
+        except ValidationError as exc:
+            raise _refused(file, exc) from None
+        return file
 
 
 def _cursor(offset: int) -> str:
@@ -136,8 +171,8 @@ def _note_tools(server: MCPServer, notes: Notes) -> None:
         """Check that a note starts with a '# ' title line; a note without one is reported as an error."""
         first = notes.read(name).lstrip().splitlines()[:1]
         if not first or not first[0].startswith("# "):
-            raise ToolError(f"note {notes.path(name).name!r} has no '# ' title line")
-        return f"{notes.path(name).name}: {first[0][2:].strip()}"
+            raise ToolError(f"note {notes.file(name)!r} has no '# ' title line")
+        return f"{notes.file(name)}: {first[0][2:].strip()}"
 
     destructive = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
 
@@ -146,9 +181,8 @@ def _note_tools(server: MCPServer, notes: Notes) -> None:
         """Create a note, or replace its whole text."""
         if len(text) > MAX_NOTE_CHARS:
             raise ToolError(f"a note holds at most {MAX_NOTE_CHARS} characters")
-        path = notes.path(name)
-        path.write_text(text, encoding="utf-8")
-        return f"Wrote {len(text.encode('utf-8'))} bytes to {path.name}"
+        file = notes.write(name, text)
+        return f"Wrote {len(text.encode('utf-8'))} bytes to {file}"
 
 
 def _catalogue(count: int) -> list[Tool]:
@@ -178,22 +212,56 @@ def build_server(folder: Path, *, catalogue: int = 0) -> MCPServer:
 
 
 def prepare_notes(folder: Path) -> None:
-    """Create ``folder`` with the sample notes when it does not exist yet."""
-    if not folder.exists():
-        shutil.copytree(SAMPLE_NOTES, folder)
+    """Create ``folder`` with the sample notes when it does not exist yet (never writing through a link)."""
+    if os.path.lexists(folder):
+        return
+    try:
+        folder.mkdir(parents=True)
+    except FileExistsError:  # made meanwhile by another server on the same folder, which fills it
+        return
+    real = Path(os.path.realpath(folder))
+    for sample in sorted(SAMPLE_NOTES.glob("*.md")):
+        write_bytes(real, sample.name, sample.read_bytes())
+
+
+def notes_folder(notes: str, root: str | None = None) -> Path:
+    """The notes folder: ``notes`` inside ``root`` when both are given and ``notes`` is relative.
+
+    Inside ``root`` the folder is found with the sandbox's path rules and its missing parents are made
+    one by one, so a symbolic link on the way may hop only within ``root``: a link out of it raises
+    :class:`~ditto_tui.errors.PathError`. Otherwise ``notes`` is taken as written (relative to the
+    working directory).
+    """
+    if root is None or os.path.isabs(notes):
+        return Path(notes).absolute()
+    base = Path(os.path.realpath(root))
+    parts = split_workspace_path(validate_workspace_path(notes))
+    done = "."
+    for index, part in enumerate(parts):
+        done = resolve_workspace_path(base, part if done == "." else f"{done}/{part}")
+        if not os.path.lexists(base / done):
+            # The rest is made by prepare_notes, below a parent that was checked to be real and inside.
+            return (base / done).joinpath(*parts[index + 1 :])
+        if not (base / done).is_dir():
+            raise PathError(f"{done!r} is not a folder", code="not_a_directory")
+    return base / done
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo server on stdio, or at 127.0.0.1 with ``--http PORT`` or ``--sse PORT``."""
     parser = argparse.ArgumentParser(description="The ditto-tui demo MCP server (notes tools).")
     parser.add_argument("--notes", required=True, help="the notes folder (created with sample notes)")
+    parser.add_argument("--root", help="find a relative --notes inside DIR, never through a link out of it")
     parser.add_argument("--catalogue", type=int, default=0, help="add N generated tools")
     transport = parser.add_mutually_exclusive_group()
     transport.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1")
     transport.add_argument("--sse", type=int, metavar="PORT", help="serve SSE on 127.0.0.1")
     args = parser.parse_args(argv)
-    folder = Path(args.notes)
-    prepare_notes(folder)
+    try:
+        folder = notes_folder(args.notes, args.root)
+        prepare_notes(folder)
+    except (PathError, OSError) as exc:
+        parser.error(f"cannot use the notes folder {args.notes!r}: {exc}")
     server = build_server(folder, catalogue=args.catalogue)
     if args.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)

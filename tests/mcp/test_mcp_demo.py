@@ -13,7 +13,7 @@ from mcp_helpers import ROOT, free_port, http_server, sandbox
 
 from ditto_tui.config import load_runtime_config_file, parse_runtime_config
 from ditto_tui.contracts import JsonPart, TextPart
-from ditto_tui.demo.servers import demo_server_args, demo_server_entry
+from ditto_tui.demo.servers import MODULE, demo_server_args, demo_server_entry
 from ditto_tui.interaction import (
     McpRegistry,
     create_interaction_worker,
@@ -179,11 +179,23 @@ async def test_a_pasted_claude_desktop_block_connects_unchanged(tmp_path: Path) 
     assert len(found) == 5
 
 
-async def test_the_repository_config_starts_the_demo_server_with_its_rules() -> None:
-    config = load_runtime_config_file(ROOT / "ditto.yaml", {})
+async def test_the_repository_config_starts_the_demo_server_with_its_rules(tmp_path: Path) -> None:
+    workspace = tmp_path / "w"
+    workspace.mkdir()
+    config = load_runtime_config_file(ROOT / "ditto.yaml", {}, workspace=workspace)
     demo = config.mcp.servers["demo"]
-    assert "demo" in config.sandbox.mcp and demo.command == "python"
-    assert demo.args[:2] == ("-m", "ditto_tui.demo.mcp_server")
+    assert "demo" in config.sandbox.mcp and demo.command == "python" and demo.cwd is None
+    assert demo.args == ("-m", MODULE, "--root", str(workspace.resolve()), "--notes", ".ditto/demo-notes")
     policy = ApprovalPolicy(rule.model_dump(exclude_none=True) for rule in config.approval.rules)
-    assert policy.for_mcp("demo", "write_note").decision == "ask"
-    assert all(policy.for_mcp("demo", name).decision == "allow" for name in ("read_note", "search_notes"))
+    read_only = {"readOnlyHint": True}
+    assert policy.for_mcp("demo", "write_note", {"destructiveHint": True}).decision == "ask"
+    assert all(
+        policy.for_mcp("demo", name, read_only).decision == "allow" for name in ("read_note", "search_notes")
+    )
+    # It starts outside the workspace and still keeps its notes in it (U-02, U-05).
+    async with open_mcp_servers(
+        config.mcp.servers, log_dir=tmp_path / "logs", workspace=workspace, allowed=config.sandbox.mcp
+    ) as registry:
+        listed = await registry.invoke("demo", call("l", "list_notes"), sandbox(workspace, "demo"))
+    assert listed.status == "success" and "welcome.md" in listed.content[0].text  # type: ignore[index,union-attr]
+    assert (workspace / ".ditto" / "demo-notes" / "welcome.md").is_file()
