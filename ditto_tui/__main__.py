@@ -124,9 +124,19 @@ def _parser() -> argparse.ArgumentParser:
         "untrust", help="stop trusting a workspace", description="Stop trusting DIR (default: .)."
     )
     untrust.add_argument("dir", nargs="?", default=".", help="the folder (default: .)")
-    for command in commands.choices.values():
+    for command in _commands_below(parser):
         _add_options(command)
     return parser
+
+
+def _commands_below(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every command and sub-command parser under ``parser`` (``policy`` and ``policy check`` alike)."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                found += [command, *_commands_below(command)]
+    return found
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -17,6 +17,7 @@ from ditto_tui.config import load_runtime_config_file
 from ditto_tui.errors import ConfigError
 from ditto_tui.headless import run_headless
 from ditto_tui.program import load_program
+from ditto_tui.trust import trust, untrust
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPHS = sorted((ROOT / "graphs").glob("*.py"))
@@ -25,8 +26,10 @@ NEEDS_A_KEY = {"web_search": "BRAVE_API_KEY"}
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
+    """A trusted copy of the repository's README and ditto.yaml (trust lives in the test's own home)."""
     for name in ("README.md", "ditto.yaml"):
         shutil.copy(ROOT / name, tmp_path / name)
+    trust(tmp_path)
     return tmp_path
 
 
@@ -127,21 +130,14 @@ def test_s07_a_workspace_config_is_not_trusted_implicitly(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
+    untrust(workspace)
+    # The workspace's own policy would let every write through without asking.
     (workspace / "ditto.yaml").write_text(
         "sandbox:\n  tools: [read_text, write_text]\n  read: true\n  write: true\n"
+        "approval:\n  rules:\n    - tool: '*'\n      decision: allow\n"
     )
-    code = main(
-        [
-            "run",
-            str(ROOT / "graphs/write_note.py"),
-            "--workspace",
-            str(workspace),
-            "--headless",
-            "--approve",
-            "allow",
-        ]
-    )
+    code = main(["run", str(ROOT / "graphs/write_note.py"), "--workspace", str(workspace), "--headless"])
     captured = capsys.readouterr()
-    assert "ignoring ditto.yaml of the workspace" in captured.err
-    assert code == 1 and "not allowed by the sandbox" in captured.err  # nothing was granted
+    assert "not using ditto.yaml of" in captured.err and "ditto-tui trust" in captured.err
+    assert code == 0 and '"APPROVAL_DENIED"' in captured.out  # the built-in policy asked: denied headless
     assert not (workspace / ".ditto/notes/hello.md").exists()

@@ -14,6 +14,7 @@ from textual.app import App
 from textual.pilot import Pilot
 
 from ditto_tui.config import RuntimeConfig, load_runtime_config_file
+from ditto_tui.home import runs_dir
 from ditto_tui.program import Program, load_program
 from ditto_tui.supervise.journal import DiskFile, JournalFile, open_journal_file
 
@@ -69,7 +70,7 @@ def executions(root: Path) -> list[str]:
 
 def journals(root: Path) -> list[Path]:
     """Every journal file of the workspace."""
-    directory = root / ".ditto" / "runs"
+    directory = runs_dir(root)
     return sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
 
 

@@ -9,6 +9,7 @@ import pytest
 from journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, journals, make_workspace
 
 from ditto_tui.__main__ import main
+from ditto_tui.home import runs_dir
 from ditto_tui.runtime import ApprovalRequested, ApprovalResolved, NodeInfo, NodeStarted, RunStarted
 from ditto_tui.supervise import JournalRead, RunJournal
 
@@ -129,7 +130,7 @@ def test_an_unknown_run_is_one_clear_error(tmp_path: Path, capsys: pytest.Captur
 def test_t01_audit_text_shows_escape_sequences_as_text(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    journal = RunJournal(tmp_path / ".ditto" / "runs")
+    journal = RunJournal(runs_dir(tmp_path))
     hostile = "x\x1b[2J\x1b]52;c;Y3VybA==\x07\u202e"
     base = {"run_id": "run-hostile", "at": 1.0}
     journal(

@@ -24,6 +24,7 @@ from journal_fixtures import (
 
 from ditto_tui.errors import GraphExecutionError
 from ditto_tui.headless import PrintSink, run_headless
+from ditto_tui.home import runs_dir
 from ditto_tui.interaction import create_interaction_worker
 from ditto_tui.runtime import CustomEvent, ExecutionEvent, NodeInfo, RunStarted, create_ditto
 from ditto_tui.supervise import (
@@ -78,7 +79,7 @@ async def test_a_full_disk_refuses_the_approved_call_and_fails_the_run_closed(
     assert len(reports) == 1
     data = reports[0]["data"]
     assert isinstance(data, dict) and data["run_id"] == events[0]["run_id"]
-    assert "cannot write the run journal .ditto/runs/" in str(data["error"])
+    assert "cannot write the run journal" in str(data["error"])
     assert str(tmp_path) not in json.dumps(data)
     failed = [event for event in events if event["kind"] == "node_failed"]
     assert failed[0]["node_id"] == "step1" and failed[0]["error_type"] == "JournalError"
@@ -160,7 +161,8 @@ async def test_an_always_grant_that_cannot_be_recorded_is_withdrawn(tmp_path: Pa
 
 async def test_a_journal_directory_that_cannot_be_created_is_a_failure_too(tmp_path: Path) -> None:
     root = make_workspace(tmp_path, STEPS_CONFIG)
-    (root / ".ditto").write_text("a file where the runs directory should be", encoding="utf-8")
+    runs_dir(root).parent.mkdir(parents=True)
+    runs_dir(root).write_text("a file where the runs directory should be", encoding="utf-8")
     config, program = load(root, STEPS_GRAPH)
     out, err = io.StringIO(), io.StringIO()
     assert await run_headless(program, config, root, approve="allow", out=out, err=err) == 1
