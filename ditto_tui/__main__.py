@@ -18,7 +18,7 @@ from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
 from ditto_tui.home import StateDirError, logs_dir, open_private
 from ditto_tui.program import GraphLoadError, Program, load_program
-from ditto_tui.sanitize import escape_unprintable
+from ditto_tui.sanitize import escape_controls
 from ditto_tui.supervise import JournalRead
 from ditto_tui.trust import real_path, trust, trusted_workspaces, untrust
 from ditto_tui.workspace import default_graph, resolve_config, untrusted_notice
@@ -160,7 +160,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 def say(text: str, file: TextIO | None = None) -> None:
     """Print ``text`` for a person, each line with every character a terminal could act on escaped."""
     lines = str(text).split("\n")
-    print("\n".join(escape_unprintable(line) for line in lines), file=file or sys.stderr)
+    print("\n".join(escape_controls(line) for line in lines), file=file or sys.stderr)
 
 
 def _config(path: str | None, workspace: Path) -> RuntimeConfig:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ditto_tui.config import RuntimeConfig
-from ditto_tui.sanitize import escape_unprintable
+from ditto_tui.sanitize import escape_controls, escape_unprintable
 from ditto_tui.supervise import ApprovalPolicy
 from ditto_tui.supervise.audit import CallRecord, PolicyCheck, call_records, decided_by, policy_check
 from ditto_tui.supervise.journal_read import JournalRead, RunSummary, find_journal, list_runs, read_journal
@@ -104,7 +104,7 @@ def run_command(
 
 def safe(value: object) -> str:
     """``value`` as one line the terminal shows literally: every unprintable character escaped."""
-    return escape_unprintable(value if isinstance(value, str) else str(value))
+    return escape_controls(value if isinstance(value, str) else str(value))
 
 
 def when(at: float | None) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "MAX_PUBLIC_MESSAGE_LENGTH",
     "REDACTED",
     "SecretRedactor",
+    "escape_controls",
     "escape_unprintable",
     "public_message_from_exception",
     "safe_error",
@@ -59,12 +60,25 @@ _FORBIDDEN_CHARS = re.compile(
 
 # --- stack frames --------------------------------------------------------------------------------------
 
+# Characters Python counts as printable but that render as nothing (fillers, joiners, selectors): they
+# could hide text just as a zero-width space does.
+_INVISIBLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+)
 _NOT_PLAIN_ASCII = re.compile(r"[^\x20-\x7e]")
 
 
-def _escaped(match: re.Match[str]) -> str:
+def _hidden(char: str) -> bool:
+    return not char.isprintable() or _INVISIBLE.match(char) is not None
+
+
+def _plain(text: str) -> bool:
+    return text.isprintable() and (text.isascii() or not _INVISIBLE.search(text))
+
+
+def _json_escape(match: re.Match[str]) -> str:
     char = match.group()
-    if char.isprintable():
+    if not _hidden(char):
         return char
     point = ord(char)
     if point > 0xFFFF:  # a surrogate pair, so the escape also reads back as JSON
@@ -73,15 +87,34 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\u{point:04x}"
 
 
-def escape_unprintable(text: str) -> str:
-    """``text`` with every character a terminal could act on or hide written as ``\\uXXXX``.
+def _text_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if not _hidden(char):
+        return char
+    point = ord(char)
+    if point < 0x100:
+        return f"\\x{point:02x}"
+    return f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}"
 
-    C0 and C1 controls (ESC, CSI, OSC 52 …), DEL, line and paragraph separators, bidi overrides and
-    zero-width characters, and any other unprintable character, newline included: what is printed then
-    shows literally on any terminal. On a line of JSON the escapes are JSON escapes, so it parses to the
-    same value.
+
+def escape_unprintable(text: str) -> str:
+    """A line of JSON with every character a terminal could act on or hide written as a ``\\uXXXX`` escape.
+
+    The characters are those of :func:`escape_controls`; the escapes are JSON escapes, so the line still
+    parses to the same value and shows literally on any terminal.
     """
-    return _NOT_PLAIN_ASCII.sub(_escaped, text) if not text.isascii() or not text.isprintable() else text
+    return text if _plain(text) else _NOT_PLAIN_ASCII.sub(_json_escape, text)
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every character that is not visible text shown as an escape (``\\x1b``, ``\\u202e``).
+
+    That is C0 and C1 controls (line breaks, CR and ESC included), DEL, format characters (bidi controls,
+    zero-width characters), line and paragraph separators, surrogates, unassigned code points, spaces
+    other than the plain one, and the invisible fillers and variation selectors: printed, the text shows
+    literally, and nothing in it can move the cursor, set the title or the clipboard, or hide a word.
+    """
+    return text if _plain(text) else _NOT_PLAIN_ASCII.sub(_text_escape, text)
 
 
 _TRACEBACK_HEADER = "Traceback (most recent call last):"

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from typing import Any, TextIO
 
 from ditto_tui.home import open_private
-from ditto_tui.sanitize import SecretRedactor, sanitize_public_message
+from ditto_tui.sanitize import SecretRedactor, escape_controls, sanitize_public_message
 
 LOG_LINES_PER_SECOND = 50
 """Log notifications written per server per second; the rest are counted and dropped."""
@@ -25,35 +24,6 @@ MAX_LINE_CHARS = 8192
 """The longest piece of server text on one log line; a longer line continues on the next."""
 
 DITTO, STDERR, LOG = "[ditto]", "[stderr]", "[log]"
-
-# Characters Python counts as printable but that render as nothing (fillers, joiners, selectors): they
-# could hide text just as a zero-width space does.
-_INVISIBLE = re.compile(
-    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
-)
-
-
-def _escape(char: str) -> str:
-    point = ord(char)
-    if point < 0x100:
-        return f"\\x{point:02x}"
-    return f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}"
-
-
-def _hidden(char: str) -> bool:
-    return not char.isprintable() or _INVISIBLE.match(char) is not None
-
-
-def escape_controls(text: str) -> str:
-    """``text`` with every character that is not visible text shown as an escape (``\\x1b``, ``\\u202e``).
-
-    That is C0 and C1 controls (line breaks, CR and ESC included), DEL, format characters (bidi controls,
-    zero-width characters), line and paragraph separators, surrogates, unassigned code points, spaces other
-    than the plain one, and the invisible fillers and variation selectors.
-    """
-    if text.isprintable() and not _INVISIBLE.search(text):
-        return text
-    return "".join(_escape(char) if _hidden(char) else char for char in text)
 
 
 def server_lines(text: str) -> list[str]:
