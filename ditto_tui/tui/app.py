@@ -6,16 +6,18 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.tui.approvals import ApprovalDesk
 from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RunBridge, RunSpec
 from ditto_tui.tui.heap import IdleCollector
+from ditto_tui.tui.keys import KeyGuard
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.screens.mcp_session import McpSessionScreen
 from ditto_tui.tui.screens.run import RunScreen
@@ -54,6 +56,7 @@ class DittoApp(App[None]):
         self.bridge = RunBridge(spec)
         self.desk = ApprovalDesk(self, self.bridge)
         self.heap = IdleCollector()
+        self.keys = KeyGuard()
         self.start_mode = start or ("run" if spec.program is not None else "mcp")
         self.mode_names = list(self.mode_screens())
         for mode, screen in self.mode_screens().items():
@@ -91,6 +94,19 @@ class DittoApp(App[None]):
     async def open_session(self) -> None:
         """Open the session's runtime (sandbox, gate, MCP servers) and keep it open while the app runs."""
         await self.bridge.serve()
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key on its way back up to the bindings runs none if it was meant for a modal just closed."""
+        if isinstance(event, events.Key) and event.is_forwarded and not self.keys.admits(event):
+            event.stop()
+            return
+        await super().on_event(event)
+
+    def pop_screen(self) -> AwaitComplete:
+        """Close the top screen; when it is a modal, hold back the keys pressed for it (U-09)."""
+        if isinstance(self.screen, ModalScreen):
+            self.keys.modal_closed()
+        return super().pop_screen()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Report a session or approval worker that failed, in one line."""

@@ -75,6 +75,13 @@ async def approval_view(pilot: Pilot[Any], *, armed: bool = True) -> ApprovalMod
     return view
 
 
+async def keys_armed(pilot: Pilot[Any]) -> None:
+    """Wait until keys run bindings again after a modal closed (U-09: keys meant for it are held back)."""
+    app = pilot.app
+    assert isinstance(app, DittoApp)
+    await wait_until(pilot, lambda: app.keys.armed)
+
+
 def run_screen(app: DittoApp) -> RunScreen:
     """The Run screen (the base of the run mode)."""
     screen = app.screen_stack[0]

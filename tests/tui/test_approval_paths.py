@@ -14,6 +14,7 @@ from run_fixtures import (
     approval_view,
     config,
     decisions,
+    keys_armed,
     outputs,
     run_screen,
     run_worker,
@@ -58,6 +59,7 @@ async def test_approve_always_covers_the_next_call_and_the_grant_can_be_revoked(
         assert [result[n].status for n in ("first", "second")] == ["success", "success"]
         assert (root / "first.md").read_text() == "one\n" and (root / "second.md").read_text() == "two\n"
         assert app.bridge.grants() == ["write_text"]
+        await keys_armed(pilot)
         await pilot.press("g")
         await wait_until(pilot, lambda: isinstance(app.screen, GrantsModal))
         assert "write_text" in screen_text(app)
@@ -160,6 +162,7 @@ async def test_cancelling_the_run_while_an_approval_waits_settles_it_cancelled(t
         await pilot.press("escape")  # later: the request stays pending, the Run screen is back
         await wait_until(pilot, lambda: app.desk.open is None)
         assert len(app.bridge.pending()) == 1
+        await keys_armed(pilot)
         await pilot.press("c")
         await pilot.pause()
         assert "Cancel the whole run?" in screen_text(app)
@@ -180,6 +183,7 @@ async def test_a_request_set_aside_comes_back_with_p(tmp_path: Path) -> None:
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.desk.open is None)
         assert "1 approval pending (p)" in screen_text(app)
+        await keys_armed(pilot)
         await pilot.press("p")
         await approval_view(pilot)
         await pilot.press("a")

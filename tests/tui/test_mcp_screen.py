@@ -24,6 +24,7 @@ from ditto_tui.demo.servers import SAMPLE_NOTES, demo_server_entry
 from ditto_tui.interaction.mcp.status import McpServerStatus
 from ditto_tui.supervise import ApprovalDecision, QueueApprover, StaticApprover
 from ditto_tui.tui.mcp_source import McpSource, open_mcp_source
+from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.screens.mcp import McpScreen
 
 BROKEN = [
@@ -218,6 +219,13 @@ async def test_a_server_sent_tool_change_is_flagged_with_its_diff_and_can_be_acc
         blocked = await source.invoke("notes", "read_note", {"name": "a"})
         assert blocked.error is not None and blocked.error.code == "MCP_TOOL_CHANGED"
         await pilot.press("a")
+        modal = app.screen
+        assert isinstance(modal, AcceptChangeModal)
+        for _ in range(100):
+            if modal.armed:
+                break
+            await pilot.pause(0.01)
+        await pilot.press("y")
         await pilot.pause()
         assert not any(line.startswith("  ⚠") for line in _tree_lines(app))
         allowed = await source.invoke("notes", "read_note", {"name": "a"})

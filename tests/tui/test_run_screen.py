@@ -8,6 +8,7 @@ from run_fixtures import (
     SIZE,
     app_for,
     approval_view,
+    keys_armed,
     outputs,
     run_screen,
     run_worker,
@@ -47,6 +48,7 @@ async def test_selecting_an_entry_shows_all_of_it_and_v_switches_to_raw_json(tmp
         await approval_view(pilot)
         await pilot.press("a")
         await outputs(pilot)
+        await keys_armed(pilot)
         screen = run_screen(app)
         write = screen.model.nodes["write"].entry
         assert write is not None

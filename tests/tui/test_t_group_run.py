@@ -21,7 +21,7 @@ import pytest
 import pytest_asyncio
 from browser_fixtures import foreign_sequences, screen_text, terminal_output
 from rich.cells import cell_len
-from run_fixtures import DATA, approval_view, run_screen, wait_until
+from run_fixtures import DATA, approval_view, keys_armed, run_screen, wait_until
 from textual.pilot import Pilot
 from textual.widget import Widget
 
@@ -189,6 +189,7 @@ async def views(tmp_path_factory: pytest.TempPathFactory) -> Views:
         await wait_until(pilot, lambda: screen.model.finished)
         await wait_until(pilot, lambda: "Run failed" in screen_text(app))
         await _capture(pilot, seen, "timeline")
+        await keys_armed(pilot)
         await _every_detail(pilot, seen)
         assert app.is_running
     return seen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -24,7 +25,9 @@ from ditto_tui.interaction.mcp.status import McpServerStatus
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.supervise import Verdict
 from ditto_tui.tui.mcp_source import McpSource, ServerView
+from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.text import render_untrusted, untrusted_json
+from ditto_tui.tui.widgets.diff import unified_diff_text
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 
 __all__ = ["McpCommands", "McpScreen", "NodeRef"]
@@ -158,8 +161,8 @@ def tool_detail(capability: McpCapability, verdict: Verdict, change: McpToolChan
         text.append("\n")
     if change is not None:
         text.append("\n⚠ the definition changed since it was first seen ", style="bold yellow")
-        text.append(f"({', '.join(change.fields)}); press a to accept it\n", style="yellow")
-        text.append_text(diff_text(change.diff))
+        text.append(f"({', '.join(change.fields)}); a reviews it for acceptance\n", style="yellow")
+        text.append_text(unified_diff_text(change.diff))
         text.append("\n")
     text.append("\ninput schema\n", style="bold")
     text.append_text(untrusted_json(capability.input_schema or {}))
@@ -169,15 +172,6 @@ def tool_detail(capability: McpCapability, verdict: Verdict, change: McpToolChan
     else:
         text.append_text(untrusted_json(capability.output_schema))
     return bounded(text)
-
-
-def diff_text(diff: str) -> Text:
-    """A unified diff with added and removed lines coloured; the lines themselves stay untrusted text."""
-    lines = []
-    for line in diff.split("\n"):
-        style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
-        lines.append(render_untrusted(line, style=style))
-    return Text("\n").join(lines)
 
 
 def change_summary(changes: Iterable[McpToolsChanged]) -> Text:
@@ -465,13 +459,32 @@ class McpScreen(Screen[None]):
         self.invoke(server, tool, event.arguments)
 
     def action_accept_change(self) -> None:
-        """Accept the changed definition of the selected tool, so that it can be called again."""
-        if self.selected is None:
+        """Show how the selected tool changed and accept the new definition only once confirmed."""
+        server, tool = self.selected or ("", None)
+        if tool is None:
             return
-        server, tool = self.selected
-        if tool is not None and self.source.accept(server, tool):
-            self.notify("Accepted the new definition.")
-            self.rebuild_tree()
+        change = self.source.change(server, tool)
+        if change is None:
+            self.notify("This tool's definition has not changed.", markup=False)
+            return
+        self.app.push_screen(
+            AcceptChangeModal(server, change), partial(self._accept_confirmed, server, change)
+        )
+
+    def _accept_confirmed(self, server: str, shown: McpToolChange, accepted: bool | None) -> None:
+        """Pin the definition the person saw; one that changed again meanwhile stays refused."""
+        if not accepted:
+            return
+        current = self.source.change(server, shown.name)
+        if current is None or current.after_digest != shown.after_digest:
+            self.notify(
+                "The definition changed again while you were deciding: review the new one.",
+                severity="warning",
+                markup=False,
+            )
+        elif self.source.accept(server, shown.name):
+            self.notify("Accepted the new definition.", markup=False)
+        self.rebuild_tree()
 
     # -- workers --------------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from ditto_tui.errors import DittoError
 from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.tui.text import render_untrusted
 from ditto_tui.tui.widgets.inline import one_line
 
 _LINE_STYLES = {"+": "green", "-": "red", "@": "cyan"}
@@ -65,3 +66,12 @@ def write_diff(write: FileWrite, read_text: Callable[[str], str]) -> Text:
         if not line.endswith("\n") and not line.startswith(("---", "+++", "@@")):
             out.append(" (no newline at end)", style="dim italic")
     return out
+
+
+def unified_diff_text(diff: str) -> Text:
+    """A unified diff with added and removed lines coloured; the lines themselves stay untrusted text."""
+    lines = []
+    for line in diff.split("\n"):
+        style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+        lines.append(render_untrusted(line, style=style))
+    return Text("\n").join(lines)
