@@ -7,15 +7,17 @@ from functools import partial
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from textual import events, work
+from textual._context import active_message_pump  # the pump whose handler failed (for _handle_exception)
 from textual.app import App, SystemCommand
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerFailed, WorkerState
 
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.tui.approvals import ApprovalDesk
 from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RunBridge, RunSpec
+from ditto_tui.tui.faults import FaultLog, Guarded
 from ditto_tui.tui.heap import IdleCollector
 from ditto_tui.tui.keys import KeyGuard
 from ditto_tui.tui.screens.mcp import McpScreen
@@ -37,8 +39,12 @@ class HasCommands(Protocol):
         ...
 
 
-class DittoApp(App[None]):
-    """One session over ``spec``: a mode per screen, approvals shown over whichever screen is open."""
+class DittoApp(Guarded, App[None]):
+    """One session over ``spec``: a mode per screen, approvals shown over whichever screen is open.
+
+    An error in a screen, a widget or a worker is shown and logged and the app goes on, so the run and
+    its pending approvals outlive it (see :mod:`ditto_tui.tui.faults`).
+    """
 
     TITLE = "ditto-tui"
     CSS_PATH = "app.tcss"
@@ -57,6 +63,7 @@ class DittoApp(App[None]):
         self.desk = ApprovalDesk(self, self.bridge)
         self.heap = IdleCollector()
         self.keys = KeyGuard()
+        self.faults = FaultLog(spec.workspace)
         self.start_mode = start or ("run" if spec.program is not None else "mcp")
         self.mode_names = list(self.mode_screens())
         for mode, screen in self.mode_screens().items():
@@ -107,6 +114,37 @@ class DittoApp(App[None]):
         if isinstance(self.screen, ModalScreen):
             self.keys.modal_closed()
         return super().pop_screen()
+
+    def report_fault(self, error: BaseException, where: object) -> None:
+        """Show ``error`` in one line and log its traceback; the session goes on."""
+        logged = self.faults.write(error, where)
+        self.log.error(f"{type(where).__name__} failed", error)
+        self.notify(
+            visible(f"{self.faults.message(error)} ({logged})"),
+            title="Something failed; the session goes on",
+            severity="error",
+            markup=False,
+            timeout=10,
+        )
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Textual's last resort ends the app; once the app is up, report instead and carry on.
+
+        What arrives here failed outside a :class:`Guarded` loop: a ``compose``, a timer, a worker that
+        exits on error, or a handler of a widget whose loop has now stopped. A pushed screen that failed
+        so is closed, since it may no longer answer keys; a mode's own screen stays.
+        """
+        if not self.screen_stack or self._exit:
+            super()._handle_exception(error)
+            return
+        pump = active_message_pump.get(None)
+        self.report_fault(error.error if isinstance(error, WorkerFailed) else error, pump or self)
+        if isinstance(pump, Screen) and pump in self.screen_stack[1:]:
+            self.call_later(self._close_failed, pump)
+
+    def _close_failed(self, screen: Screen[Any]) -> None:
+        if screen is self.screen and len(self.screen_stack) > 1:
+            self.pop_screen()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Report a session or approval worker that failed, in one line."""

@@ -13,12 +13,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from ditto_tui.interaction.mcp.drift import McpToolChange
+from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.keys import ARM_SECONDS
 from ditto_tui.tui.text import render_untrusted
 from ditto_tui.tui.widgets.diff import unified_diff_text
 
 
-class AcceptChangeModal(ModalScreen[bool]):
+class AcceptChangeModal(Guarded, ModalScreen[bool]):
     """Shows how ``server``'s tool changed since it was first seen; dismisses True only on ``y``.
 
     The key that opens it (``a`` in the browser) does nothing here, and neither do Enter and escape

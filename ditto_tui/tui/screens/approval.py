@@ -16,6 +16,7 @@ from textual.widgets import Footer, Input, Static
 from ditto_tui.digest import arguments_digest
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
 from ditto_tui.tui import clock
+from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.text import untrusted_json
 from ditto_tui.tui.widgets.diff import file_write, write_diff
 from ditto_tui.tui.widgets.inline import one_line
@@ -55,7 +56,7 @@ class ApprovalBackend(Protocol):
         ...
 
 
-class ApprovalModal(ModalScreen[ApprovalDecision | None]):
+class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
     """Tool, description, effects, rule, node, the exact arguments and, for a file write, the diff.
 
     Dismisses with the decision, or with ``None`` when there is none: set aside for later, withdrawn,

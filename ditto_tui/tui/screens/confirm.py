@@ -10,8 +10,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from ditto_tui.tui.faults import Guarded
 
-class ConfirmModal(ModalScreen[bool]):
+
+class ConfirmModal(Guarded, ModalScreen[bool]):
     """Ask ``question``; dismisses with True only on the explicit confirm key."""
 
     CSS_PATH = "confirm.tcss"

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.widgets.inline import one_line, visible
 
 
@@ -28,7 +29,7 @@ class Grants(Protocol):
         ...
 
 
-class GrantsModal(ModalScreen[None]):
+class GrantsModal(Guarded, ModalScreen[None]):
     """Lists the session's "always" grants; ``r`` revokes the highlighted one, its next call asks again."""
 
     CSS_PATH = "grants.tcss"

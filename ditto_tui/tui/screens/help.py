@@ -13,6 +13,7 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
+from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 
 __all__ = ["HelpScreen", "help_text"]
@@ -75,7 +76,7 @@ def help_text(
     return text
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Guarded, ModalScreen[None]):
     """Every key binding and what each screen does."""
 
     CSS_PATH = "help.tcss"

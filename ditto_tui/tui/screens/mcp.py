@@ -24,6 +24,7 @@ from ditto_tui.interaction.mcp.drift import McpToolChange, McpToolsChanged
 from ditto_tui.interaction.mcp.status import McpServerStatus
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.supervise import Verdict
+from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.mcp_source import McpSource, ServerView
 from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.text import render_untrusted, untrusted_json
@@ -241,7 +242,7 @@ def observation_text(observation: Observation) -> Text:
 # --- the screen ----------------------------------------------------------------------------------------
 
 
-class McpScreen(Screen[None]):
+class McpScreen(Guarded, Screen[None]):
     """Servers from ditto.yaml with their state and errors; each server's tools with description,
     schemas, annotations and approval rule; discovery figures; changed definitions with their diff;
     and a form to invoke a tool through the sandbox and the approval gate."""

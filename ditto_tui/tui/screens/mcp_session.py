@@ -12,6 +12,7 @@ from textual.widgets import Footer, Header, Static
 
 from ditto_tui.interaction.mcp import McpRegistry
 from ditto_tui.sanitize import public_message_from_exception
+from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.mcp_source import McpSource
 from ditto_tui.tui.screens.mcp import McpScreen
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ditto_tui.tui.bridge import RunBridge
 
 
-class McpSessionScreen(Screen[None]):
+class McpSessionScreen(Guarded, Screen[None]):
     """Waits for the session's runtime and MCP servers, then opens :class:`McpScreen` over it.
 
     The session opens after the first frame (so the app starts fast); the browser needs its runtime,

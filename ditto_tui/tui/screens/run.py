@@ -18,6 +18,7 @@ from textual.worker import Worker, WorkerState
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.tui import clock
 from ditto_tui.tui.bridge import EventsArrived, RunBridge
+from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.run_state import Entry, RunModel
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.grants import GrantsModal
@@ -35,7 +36,7 @@ PLACEHOLDER = (
 )
 
 
-class RunScreen(Screen[None]):
+class RunScreen(Guarded, Screen[None]):
     """Runs the session's program in a worker and shows it live (approvals open over it, from the app)."""
 
     CSS_PATH = "run.tcss"

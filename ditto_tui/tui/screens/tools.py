@@ -20,6 +20,7 @@ from ditto_tui.errors import PermissionDeniedError
 from ditto_tui.interaction import RegisteredTool, ToolDefinition, ToolRegistry
 from ditto_tui.sandbox import Sandbox
 from ditto_tui.supervise import ApprovalPolicy, Verdict
+from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.text import render_untrusted, untrusted_json
 
 __all__ = ["ToolRow", "ToolsScreen", "tool_definitions", "tool_rows"]
@@ -115,7 +116,7 @@ def _field(text: Text, label: str, value: str) -> None:
     text.append("\n")
 
 
-class ToolsScreen(Screen[None]):
+class ToolsScreen(Guarded, Screen[None]):
     """Registered tools: effects, whether they ask for approval and which rule decides, whether the
     sandbox permits them, and the full input schema of the selected tool."""
 

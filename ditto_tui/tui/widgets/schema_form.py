@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
@@ -22,12 +22,15 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, Switch, TextArea
 
 from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.text import editable_json, is_plain_line, render_untrusted
 
 __all__ = [
+    "MAX_DEPTH",
     "MAX_ENUM_OPTIONS",
     "MAX_FIELDS",
     "MAX_NESTING",
+    "MAX_VALIDATED_DEPTH",
     "ArgumentsValidator",
     "FieldKind",
     "FieldSpec",
@@ -35,6 +38,8 @@ __all__ = [
     "SchemaForm",
     "compile_validator",
     "field_kind",
+    "json_only_reason",
+    "nesting_depth",
     "plan_fields",
     "schema_errors",
 ]
@@ -47,6 +52,15 @@ MAX_NESTING = 4
 
 MAX_ENUM_OPTIONS = 200
 """An enum with more values than this is edited as JSON."""
+
+MAX_DEPTH = 8
+"""The deepest structure the form takes on (ADVERSARIAL U-10): a value nesting more levels of objects
+and arrays than this, or a schema nesting more levels of subschemas (each level is two steps of its
+JSON, ``properties`` then the member), opens in the JSON editor with a note saying why."""
+
+MAX_VALIDATED_DEPTH = 64
+"""A schema whose JSON nests deeper than this is not compiled into a validator: checking it against the
+metaschema recurses once per level and could exhaust the stack. The tool still checks the arguments."""
 
 ArgumentsValidator = Callable[[Mapping[str, Any]], None]
 """A tool's own ``validate(args)``: raises to refuse the arguments."""
@@ -136,15 +150,55 @@ def field_kind(schema: object) -> FieldKind:
     return FieldKind.JSON
 
 
+def nesting_depth(value: object, limit: int) -> int:
+    """How many levels of objects and arrays ``value`` nests (a scalar is 0), counted up to ``limit + 1``.
+
+    Iterative, so a hostile structure of any depth is measured without recursion; the walk stops as soon
+    as it is known to be deeper than ``limit``.
+    """
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            members: Iterable[object] = item.values()
+        elif isinstance(item, list | tuple):
+            members = item
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > limit:
+            return deepest
+        stack.extend((member, depth + 1) for member in members)
+    return deepest
+
+
+def json_only_reason(schema: Mapping[str, Any], value: Mapping[str, Any] | None = None) -> str | None:
+    """Why ``schema`` or ``value`` is too deep for the form (the note shown above the JSON editor)."""
+    if nesting_depth(schema, 2 * MAX_DEPTH + 1) > 2 * MAX_DEPTH + 1:
+        reason = f"The input schema nests more than {MAX_DEPTH} levels deep, more than the form shows"
+        if nesting_depth(schema, MAX_VALIDATED_DEPTH) > MAX_VALIDATED_DEPTH:
+            reason += "; it is too deep to check here, so only the tool checks the arguments"
+        return reason + ": edit the arguments as JSON."
+    if value is not None and nesting_depth(value, MAX_DEPTH) > MAX_DEPTH:
+        return (
+            f"The arguments nest more than {MAX_DEPTH} levels deep, more than the form shows: edit as JSON."
+        )
+    return None
+
+
 def plan_fields(
     schema: Mapping[str, Any], value: Mapping[str, Any] | None = None
 ) -> tuple[FieldSpec, ...] | None:
     """The fields of an object schema for ``value``, or ``None`` when only a JSON editor is faithful.
 
     JSON is chosen for a root that is not an object with properties (an object with no properties and
-    no ``additionalProperties`` is an empty form), for more than :data:`MAX_FIELDS` fields, and for a
-    ``value`` holding keys the schema does not name, so that nothing is dropped.
+    no ``additionalProperties`` is an empty form), for more than :data:`MAX_FIELDS` fields, for a
+    ``value`` holding keys the schema does not name, so that nothing is dropped, and for a schema or
+    value deeper than :data:`MAX_DEPTH` (see :func:`json_only_reason`).
     """
+    if json_only_reason(schema, value) is not None:
+        return None
     properties = schema.get("properties", {}) if schema.get("type", "object") == "object" else None
     if not isinstance(properties, Mapping) or any(key in schema for key in _COMBINATORS):
         return None
@@ -245,13 +299,18 @@ def _same_json(left: object, right: object) -> bool:
 def compile_validator(schema: Mapping[str, Any]) -> tuple[Validator | None, str | None]:
     """A validator for ``schema`` built once (its draft from ``$schema``, 2020-12 by default), or why not.
 
-    The schema is checked against its metaschema first; remote ``$ref`` targets are never fetched.
+    The schema is checked against its metaschema first; remote ``$ref`` targets are never fetched. A
+    schema deeper than :data:`MAX_VALIDATED_DEPTH` is not checked at all (only the tool checks then).
     """
+    if nesting_depth(schema, MAX_VALIDATED_DEPTH) > MAX_VALIDATED_DEPTH:
+        return None, None
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(dict(schema))
     except jsonschema.SchemaError as exc:
         return None, f"the input schema is invalid: {exc.message}"
+    except RecursionError:
+        return None, "the input schema nests too deeply to be checked here"
     return cls(dict(schema), format_checker=cls.FORMAT_CHECKER), None
 
 
@@ -261,6 +320,8 @@ def schema_errors(validator: Validator, arguments: Mapping[str, Any]) -> list[st
         errors = sorted(validator.iter_errors(arguments), key=lambda error: list(map(str, error.path)))
     except referencing.exceptions.Unresolvable as exc:
         return [f"the input schema has a reference that cannot be resolved: {exc}"]
+    except RecursionError:  # a recursive schema walking a deep value: refuse rather than crash
+        return ["(arguments): nested too deeply to check against the input schema"]
     lines = []
     for error in errors:
         where = ".".join(str(part) for part in error.absolute_path) or "(arguments)"
@@ -511,7 +572,7 @@ def _read_fields(container: Widget, errors: list[str]) -> dict[str, Any]:
     return value
 
 
-class SchemaForm(Vertical, can_focus=False):
+class SchemaForm(Guarded, Vertical, can_focus=False):
     """Arguments edited in a form generated from a JSON Schema, or as JSON.
 
     ``schema`` is the tool's input schema; ``value`` the initial arguments (schema defaults otherwise);
@@ -527,7 +588,7 @@ class SchemaForm(Vertical, can_focus=False):
     SchemaForm .field-list, SchemaForm .field-json { height: auto; min-height: 3; max-height: 12; }
     SchemaForm #schema-json { height: auto; min-height: 5; max-height: 24; }
     SchemaForm #schema-errors { color: $error; height: auto; }
-    SchemaForm #schema-note { color: $text-muted; height: auto; }
+    SchemaForm .schema-note { color: $text-muted; height: auto; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -562,17 +623,19 @@ class SchemaForm(Vertical, can_focus=False):
         self.tool_validate = validate
         self.submit_on_enter = submit_on_enter
         self.validator, self.schema_problem = compile_validator(self.schema)
+        self.depth_note = json_only_reason(self.schema, value)
         self._value: Mapping[str, Any] = dict(value) if value is not None else {}
         self._fields = plan_fields(self.schema, value) if self.validator is not None else None
         self.json_mode = self._fields is None
 
     def compose(self) -> ComposeResult:
-        if self.schema_problem is not None:
-            yield Static(render_untrusted(self.schema_problem), id="schema-note")
+        for note in (self.schema_problem, self.depth_note):
+            if note is not None:
+                yield Static(render_untrusted(note), classes="schema-note")
         if self.json_mode:
             yield TextArea(editable_json(self._value), id="schema-json", soft_wrap=True)
         elif not self._fields:
-            yield Static("This tool takes no arguments.", id="schema-note")
+            yield Static("This tool takes no arguments.", classes="schema-note")
         else:
             yield from _field_widgets(self._fields, self._value, "")
         yield Static(id="schema-errors")
