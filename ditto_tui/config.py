@@ -235,6 +235,12 @@ class McpServerConfig(ConfigModel):
         if self.args or self.env or self.cwd is not None:
             raise ValueError("args, env and cwd apply only to stdio servers (command)")
 
+    _templates: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def shown(self, value: str) -> str:
+        """How one of this entry's strings is shown: as written, ``${VAR}`` and all, when it holds one."""
+        return self._templates.get(value, value)
+
     def to_params(self) -> dict[str, Any]:
         """The ``mcpServers``-shaped entry ``open_mcp_servers`` takes; ``type`` only when it was written."""
         params: dict[str, Any] = {} if self.type is None else {"type": self.type}
@@ -361,6 +367,8 @@ class RuntimeConfig(ConfigModel):
     def _remember(self, substitution: _Substitution) -> RuntimeConfig:
         self._substituted = frozenset(substitution.values)
         self._templates = dict(substitution.templates)
+        for server in self.mcp.servers.values():
+            server._templates = self._templates
         return self
 
 

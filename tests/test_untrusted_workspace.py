@@ -330,3 +330,19 @@ def test_u13_shipped_policy_is_allow_list_style() -> None:
 def test_u13_the_repository_config_is_the_shipped_one() -> None:
     assert (ROOT / "ditto.yaml").read_text() == BUILTIN_CONFIG.read_text()
     assert DEFAULT_GRAPH.is_file() and DEFAULT_GRAPH.with_suffix(".yaml").is_file()
+
+
+async def test_u07_a_short_secret_argument_is_logged_as_its_template(tmp_path: Path) -> None:
+    from ditto_tui.interaction import open_mcp_servers
+
+    file = tmp_path / "ditto.yaml"
+    file.write_text(
+        "mcp:\n  servers:\n    demo:\n      command: python\n"
+        "      args: ['-m', 'ditto_tui.demo.mcp_server', '--root', '${workspaceFolder}', '--notes', '${NOTES}']\n"
+    )
+    config = load_runtime_config_file(file, {"NOTES": "zq7"}, workspace=tmp_path)
+    async with open_mcp_servers(config.mcp.servers, log_dir=tmp_path / "logs", workspace=tmp_path) as mcp:
+        assert mcp.status("demo").state == "connected"  # type: ignore[union-attr]
+    log = (tmp_path / "logs" / "demo.log").read_text()
+    assert "'${NOTES}'" in log and "'zq7'" not in log
+    assert (tmp_path / "zq7").is_dir()  # the server got the real value

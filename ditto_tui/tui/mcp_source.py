@@ -252,7 +252,7 @@ async def open_mcp_source(
 
     gate = ApprovalGate.from_config(config.approval, approver)
     async with open_mcp_servers(
-        config.mcp.enabled_servers(),
+        config.mcp.servers,
         max_discovery_pages=config.mcp.max_discovery_pages,
         max_capabilities=config.mcp.max_capabilities,
         timeout=config.mcp.timeout_seconds,

@@ -155,6 +155,7 @@ class Connection:
                 cwd=self.cwd,
                 workspace=self.workspace,
                 sink=sink,
+                shown=config.shown,
             )
             return self._stdio.connect()
         assert config.url is not None

@@ -16,7 +16,7 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -79,11 +79,14 @@ class StdioTransport:
         workspace: str | None = None,
         sink: LogSink,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
+        shown: Callable[[str], str] = str,
     ) -> None:
         self._requested = get_default_environment() | (env or {})
         self.environment = safe_environment(self._requested, workspace)
         self.command = command
         self.args = list(args)
+        # How an argument is written in the log: a value from ${VAR} as its template, never as itself.
+        self._shown = shown
         self.cwd = cwd
         self.workspace = workspace
         self.sink = sink
@@ -105,7 +108,8 @@ class StdioTransport:
     async def connect(self) -> AsyncIterator[tuple[Any, Any]]:
         """Start the server; on exit stop it (stdin closed, then SIGTERM and SIGKILL to its group)."""
         argv = self.argv()
-        self.sink.detail(f"running {argv!r} in {self.cwd or os.getcwd()!r}")
+        written = [argv[0], *(self._shown(arg) for arg in argv[1:])]
+        self.sink.detail(f"running {written!r} in {self.cwd or os.getcwd()!r}")
         process = await anyio.open_process(
             argv,
             env=self.environment,
