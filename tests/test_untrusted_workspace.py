@@ -338,7 +338,8 @@ async def test_u07_a_short_secret_argument_is_logged_as_its_template(tmp_path: P
     file = tmp_path / "ditto.yaml"
     file.write_text(
         "mcp:\n  servers:\n    demo:\n      command: python\n"
-        "      args: ['-m', 'ditto_tui.demo.mcp_server', '--root', '${workspaceFolder}', '--notes', '${NOTES}']\n"
+        "      args: ['-m', 'ditto_tui.demo.mcp_server', '--root', '${workspaceFolder}',\n"
+        "             '--notes', '${NOTES}']\n"
     )
     config = load_runtime_config_file(file, {"NOTES": "zq7"}, workspace=tmp_path)
     async with open_mcp_servers(config.mcp.servers, log_dir=tmp_path / "logs", workspace=tmp_path) as mcp:
