@@ -19,6 +19,7 @@ from ditto_tui.interaction import McpRegistry
 from ditto_tui.program import Program
 from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, graph
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
+from ditto_tui.tui.write_targets import server_roots, write_targets
 
 FRAME_SECONDS = 1 / 30
 """How long events gather before the screen hears of them: one message per frame at most."""
@@ -227,6 +228,15 @@ class RunBridge:
     def timeout(self) -> float | None:
         """Seconds a request may wait before it ends as ``APPROVAL_TIMEOUT`` (None: no limit)."""
         return self.gate.timeout if self.gate is not None else self.spec.config.approval.timeout_seconds
+
+    def write_targets(self, server: str | None, path: str) -> list[str]:
+        """The workspace files a call writing ``path`` may change, most likely first (see
+        :mod:`ditto_tui.tui.write_targets`); a local tool's ``path`` is the file itself."""
+        if server is None:
+            return [path]
+        workspace = self.spec.workspace
+        roots = server_roots(self.spec.config.mcp.servers.get(server), workspace)
+        return write_targets(path, roots, workspace)
 
     def read_text(self, path: str) -> str:
         """Read a workspace file through the run's sandbox (its path rules and permissions)."""

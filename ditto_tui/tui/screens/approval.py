@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from rich.text import Text
@@ -18,7 +19,8 @@ from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
 from ditto_tui.tui import clock
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.text import untrusted_json
-from ditto_tui.tui.widgets.diff import file_write, write_diff
+from ditto_tui.tui.widgets.diff import FileWrite, file_write, mcp_file_write, write_diff
+from ditto_tui.tui.widgets.hints import hint_line, risk_of
 from ditto_tui.tui.widgets.inline import one_line
 
 if TYPE_CHECKING:
@@ -51,13 +53,21 @@ class ApprovalBackend(Protocol):
         """Read a workspace file through the sandbox."""
         ...
 
+    def write_targets(self, server: str | None, path: str) -> list[str]:
+        """The workspace files a call writing ``path`` may change, most likely first."""
+        ...
+
     def withdraw(self, request_id: str) -> bool:
         """Cancel the request: its call ends ``cancelled``."""
         ...
 
 
 class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
-    """Tool, description, effects, rule, node, the exact arguments and, for a file write, the diff.
+    """Tool, title, description, effects, the server's hints, rule, node, the exact arguments and, for a
+    call that writes a workspace file (an MCP one too), the diff.
+
+    A call the server says (or the MCP default takes) to be destructive is marked so in a strong style;
+    every hint is labelled as the server's claim.
 
     Dismisses with the decision, or with ``None`` when there is none: set aside for later, withdrawn,
     timed out or cancelled with its call. Keys work only after :data:`ARM_SECONDS`; Enter never approves.
@@ -78,6 +88,7 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
     ]
 
     heading = getters.query_one("#heading", Static)
+    risk = getters.query_one("#risk", Static)
     facts = getters.query_one("#facts", Static)
     queue = getters.query_one("#queue", Static)
     countdown = getters.query_one("#countdown", Static)
@@ -102,6 +113,7 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(id="heading")
+            yield Static(id="risk")
             yield Static(id="facts")
             yield Static(id="countdown")
             yield Static(id="queue")
@@ -119,6 +131,7 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
         if request.server:
             title.append_text(Text.assemble("  on MCP server ", one_line(request.server, style="bold")))
         self.heading.update(title)
+        self._show_risk()
         self.facts.update(self._facts())
         self._show_arguments(dict(request.arguments))
         self._show_queue(self.backend.pending())
@@ -128,13 +141,49 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
         self.set_timer(ARM_SECONDS, self.arm)
         self._set_mode("review")
 
+    @property
+    def _from_server(self) -> bool:
+        """Whether the call goes to an MCP server (or carries a server's hints): its hints apply."""
+        return self.request.server is not None or self.request.annotations is not None
+
+    def _show_risk(self) -> None:
+        """The server's word on the call's risk, in a strong style when destructive (looks in TCSS)."""
+        self.risk.display = self._from_server
+        if not self._from_server:
+            return
+        risk = risk_of(self.request.annotations)
+        self.risk.set_class(risk.kind == "destructive", "destructive")
+        self.risk.set_class(risk.kind != "destructive", "harmless")
+        why = {
+            "destructive": " the call may delete or overwrite data",
+            "read-only": " the call only reads, by the server's claim",
+            "not-destructive": " the call only adds, by the server's claim",
+        }[risk.kind]
+        marker = "⚠ " if risk.kind == "destructive" else ""
+        self.risk.update(Text(f"{marker}{risk.label.capitalize()}:{why}"))
+
+    def _effects(self) -> Text:
+        request = self.request
+        if request.effects:
+            return Text(", ".join(request.effects), style="bold yellow")
+        if request.annotations:
+            return Text("not declared by the tool; see the server's hints")
+        return Text("none declared")
+
     def _facts(self) -> Text:
         request = self.request
-        effects = ", ".join(request.effects) if request.effects else "none declared"
         rule = f"rule {request.rule}" if request.rule else "the tool requires approval"
-        lines = [
+        lines = []
+        if request.title:
+            lines.append(Text.assemble(("Title        ", "dim"), one_line(request.title, style="bold")))
+        lines += [
             Text.assemble(("Description  ", "dim"), one_line(request.description or "(none)")),
-            Text.assemble(("Effects      ", "dim"), (effects, "bold yellow" if request.effects else "")),
+            Text.assemble(("Effects      ", "dim"), self._effects()),
+        ]
+        if self._from_server:
+            lines.append(Text.assemble(("Server hints ", "dim"), hint_line(request.annotations)))
+            lines.append(Text("             (claims of the server, not checked by ditto)", style="dim"))
+        lines += [
             Text.assemble(("Asked by     ", "dim"), one_line(rule)),
             Text.assemble(
                 ("Node         ", "dim"),
@@ -154,10 +203,20 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
                 f"Edited arguments (checked; approval binds to sha256 {arguments_digest(arguments)[:16]}…)"
             )
         self.arguments_view.update(Text.assemble((label + "\n", "bold underline"), untrusted_json(arguments)))
-        write = file_write(self.request.effects, arguments)
+        write = self._file_write(arguments)
         self.diff_view.display = write is not None
         if write is not None:
             self.diff_view.update(write_diff(write, self.backend.read_text))
+
+    def _file_write(self, arguments: Mapping[str, Any]) -> FileWrite | None:
+        """The file ``arguments`` write: a local tool's ``path``, or where an MCP call most likely writes."""
+        request = self.request
+        if request.server is None:
+            return file_write(request.effects, arguments)
+        write = mcp_file_write(request.annotations, arguments)
+        if write is None:
+            return None
+        return replace(write, targets=tuple(self.backend.write_targets(request.server, write.path)))
 
     # -- attributes down --------------------------------------------------------------------------------
 

@@ -16,47 +16,97 @@ from ditto_tui.tui.widgets.inline import one_line
 
 _LINE_STYLES = {"+": "green", "-": "red", "@": "cyan"}
 _TEXT_FIELDS = ("text", "content")
+_PATH_FIELDS = ("path", "file", "filename", "file_path", "name")
 
 
 @dataclass(frozen=True, kw_only=True)
 class FileWrite:
-    """A call that replaces a workspace file: where, and the whole new text."""
+    """A call that replaces a file: the path it names, the whole new text, and the workspace files
+    that path may be (``targets``, most likely first; for a local tool just ``path``).
+
+    ``guessed`` marks an MCP call, whose server decides where it really writes: the diff is a best guess
+    from the argument names.
+    """
 
     path: str
     text: str
+    targets: tuple[str, ...] = ()
+    guessed: bool = False
 
 
 def file_write(effects: tuple[str, ...], arguments: Mapping[str, Any]) -> FileWrite | None:
     """The file a call writes, when it declares the ``write`` effect and has ``path`` and ``text``."""
     path = arguments.get("path")
-    text = next((arguments[name] for name in _TEXT_FIELDS if isinstance(arguments.get(name), str)), None)
+    text = _first_string(arguments, _TEXT_FIELDS)
     if "write" not in effects or not isinstance(path, str) or text is None:
         return None
-    return FileWrite(path=path, text=text)
+    return FileWrite(path=path, text=text, targets=(path,))
+
+
+def mcp_file_write(annotations: Mapping[str, Any] | None, arguments: Mapping[str, Any]) -> FileWrite | None:
+    """The file an MCP call likely writes: a tool the server does not call read-only, with a string
+    argument named like a path (``path``, ``file``, ``filename``, ``file_path``, ``name``) and one with
+    the text (``text``, ``content``). ``targets`` are left for the caller to map into the workspace."""
+    if annotations and annotations.get("readOnlyHint") is True:
+        return None
+    path = _first_string(arguments, _PATH_FIELDS)
+    text = _first_string(arguments, _TEXT_FIELDS)
+    if path is None or text is None:
+        return None
+    return FileWrite(path=path, text=text, guessed=True)
+
+
+def _first_string(arguments: Mapping[str, Any], names: tuple[str, ...]) -> str | None:
+    return next((arguments[name] for name in names if isinstance(arguments.get(name), str)), None)
 
 
 def write_diff(write: FileWrite, read_text: Callable[[str], str]) -> Text:
-    """The unified diff from the current file (``read_text(path)``, empty if missing) to the new text.
+    """The unified diff from the current file to the new text; the current file is the first of
+    ``write.targets`` that exists (read with ``read_text``, the sandbox's own path rules), else empty.
 
     Every line is untrusted text: hidden characters show as markers, one diff line per screen line.
     """
-    try:
-        current = read_text(write.path)
-        heading = f"Diff against the current {write.path}"
-    except DittoError as exc:
-        if exc.code != "not_found":
-            reason = sanitize_public_message(exc.message) or exc.title
-            return Text.assemble(("The current file cannot be read: ", "bold"), one_line(reason))
-        current, heading = "", f"{write.path} does not exist yet: the whole file is new"
+    if not write.targets:
+        return Text.assemble(
+            ("No diff: ", "bold"), one_line(write.path), " does not map to a file of the workspace."
+        )
+    found = _current(write.targets, read_text)
+    if isinstance(found, Text):
+        return found
+    target, current = found
+    if current is None:
+        names = ", ".join(write.targets)
+        heading = f"{names} does not exist yet: the whole file is new"
+        current, target = "", write.targets[0]
+    else:
+        heading = f"Diff against the current {target}"
+    if write.guessed:
+        heading += " (the file this call most likely writes; the server decides)"
+    return _diff_lines(one_line(heading, style="bold"), target, current, write.text)
+
+
+def _current(targets: tuple[str, ...], read_text: Callable[[str], str]) -> tuple[str, str | None] | Text:
+    """The first target that exists and its text; ``(first, None)`` when none does; why one cannot
+    be read (a link out of the workspace, no permission) as the text to show instead of a diff."""
+    for target in targets:
+        try:
+            return target, read_text(target)
+        except DittoError as exc:
+            if exc.code != "not_found":
+                reason = sanitize_public_message(exc.message) or exc.title
+                return Text.assemble(("The current file cannot be read: ", "bold"), one_line(reason))
+    return targets[0], None
+
+
+def _diff_lines(out: Text, target: str, current: str, new: str) -> Text:
     lines = list(
         difflib.unified_diff(
             current.splitlines(keepends=True),
-            write.text.splitlines(keepends=True),
-            fromfile=f"a/{write.path}",
-            tofile=f"b/{write.path}",
+            new.splitlines(keepends=True),
+            fromfile=f"a/{target}",
+            tofile=f"b/{target}",
         )
     )
-    out = one_line(heading, style="bold")
     if not lines:
         out.append("\nNo change: the file already has exactly this text.")
     for line in lines:
