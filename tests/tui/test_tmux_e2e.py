@@ -113,6 +113,6 @@ def test_ditto_tui_in_tmux_waits_for_approval_then_writes_and_finishes(
     _poll(lambda: " finished " in terminal.screen(), "the run to finish")
     assert (workspace / NOTE).read_text(encoding="utf-8") == "# Hello\n\nWritten by the write-note graph.\n"
     assert "✓ 4 succeeded" in terminal.screen()
-    terminal.press("q")
-    _poll(lambda: not terminal.alive(), "ditto-tui to quit", timeout=15)
+    # Keys run no binding for a moment after a modal closes (U-09): press q until it takes.
+    _poll(lambda: not terminal.alive(), "ditto-tui to quit", timeout=15, every=lambda: terminal.press("q"))
     assert os.listdir(workspace / ".ditto" / "notes") == ["hello.md"]
