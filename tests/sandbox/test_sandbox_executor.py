@@ -208,9 +208,7 @@ async def test_environment_is_fixed(
     assert not Path(home.removeprefix("HOME=")).is_relative_to(root)
 
 
-async def test_u06_workspace_magic_file_is_not_loaded(
-    executor: LocalSandboxExecutor, root: Path
-) -> None:
+async def test_u06_workspace_magic_file_is_not_loaded(executor: LocalSandboxExecutor, root: Path) -> None:
     """A ``.magic`` planted in the workspace cannot change what ``file`` reports (HOME is elsewhere)."""
     (root / ".magic").write_text("0\tstring\tDITTOMAGIC\tplanted verdict: harmless text\n")
     (root / "sample.bin").write_bytes(b"DITTOMAGIC\x00\x01\x02 payload")
