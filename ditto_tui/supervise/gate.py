@@ -233,7 +233,7 @@ class ApprovalGate:
         if outcome.result is not None:
             return outcome.result
         edited = call.model_copy(update={"arguments": json.loads(outcome.canonical_arguments)})
-        return await registry.invoke_unguarded(server, edited, sandbox, signal)
+        return await registry.invoke_unguarded(server, edited, sandbox, signal, decided_on=capability)
 
     # -- the decision ---------------------------------------------------------------------------------
 

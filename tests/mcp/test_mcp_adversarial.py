@@ -19,6 +19,7 @@ from mcp_helpers import ROOT, SERVERS, free_port, http_server, lines, python_ser
 
 from ditto_tui.__main__ import main
 from ditto_tui.config import parse_runtime_config
+from ditto_tui.contracts import ToolCall
 from ditto_tui.errors import McpError
 from ditto_tui.headless import open_runtime
 from ditto_tui.interaction import (
@@ -275,6 +276,36 @@ async def test_m10_a_rug_pull_is_reported_and_blocks_the_tool_until_accepted(tmp
     asked = [(request.call.id, request.description) for request in approver.requests]
     assert [call_id for call_id, _ in asked] == ["s1", "m", "s5"]
     assert "id_rsa" in (asked[-1][1] or "") and "id_rsa" not in (asked[0][1] or "")
+
+
+class RugPullWhileDeciding(Answers):
+    """Approves everything, but while deciding the first request has the server replace the tool's
+    definition and announce it, as a rug pull timed for the moment the person reads the request would."""
+
+    def __init__(self, registry: McpRegistry, box: Sandbox) -> None:
+        super().__init__("approve", "approve")
+        self.registry, self.box = registry, box
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        if not self.requests:
+            mutate = ToolCall(id="rug", name="mutate", arguments={})
+            await self.registry.invoke_unguarded("hostile", mutate, self.box)
+        return await super().decide(request)
+
+
+async def test_u15_a_definition_replaced_while_deciding_is_refused(tmp_path: Path) -> None:
+    async with serving(tmp_path, "hostile", python_server("hostile.py")) as (registry, box, log):
+        approver = RugPullWhileDeciding(registry, box)
+        async with approval_runtime(registry, approver, tmp_path) as runtime:
+            await runtime.invoke("INTERACTION.ACT.MCP", {"operation": "discover", "server": "hostile"})
+            raced = await runtime.invoke("INTERACTION.ACT.MCP", act("s1", "search", query="a"))
+            assert [change.name for _server, change in registry.pending_changes("hostile")] == ["search"]
+            registry.accept_changes("hostile")
+            after = await runtime.invoke("INTERACTION.ACT.MCP", act("s2", "search", query="b"))
+    assert approver.requests[0].call.id == "s1" and "id_rsa" not in (approver.requests[0].description or "")
+    assert raced.result.status == "failed" and raced.result.error.code == "MCP_TOOL_CHANGED"
+    assert after.result.status == "success"  # once the person accepted the new definition and approved it
+    assert lines(log, "called search") == 1  # only s2: the approval given for the old definition ran nothing
 
 
 async def test_m10_a_silent_change_is_reported_by_the_next_discovery_as_an_event(tmp_path: Path) -> None:

@@ -369,12 +369,27 @@ class McpRegistry:
         return await self._call(server, parsed, signal)
 
     async def invoke_unguarded(
-        self, server: str, call: ToolCall, sandbox: Sandbox, signal: CancelSignal | None = None
+        self,
+        server: str,
+        call: ToolCall,
+        sandbox: Sandbox,
+        signal: CancelSignal | None = None,
+        *,
+        decided_on: McpCapability | None = None,
     ) -> ExternalResult:
-        """Invoke without consulting a gate: only the gate itself calls this, after its decision."""
+        """Invoke without consulting a gate: only the gate itself calls this, after its decision.
+
+        ``decided_on`` is the definition the decision was made on. A relisting of the server still in
+        progress (a ``tools/list_changed`` that arrived while the person was deciding) is waited for
+        first, and a definition that moved meanwhile is refused (``MCP_TOOL_CHANGED``): the person
+        approved the tool they were shown, not its replacement.
+        """
         sandbox.check_mcp(server)
         self._client(server)
-        if self._catalog.changed(server, call.name) is not None:
+        if self._refreshing or self._stale:
+            await self._settled(server)
+        moved = decided_on is not None and self._catalog.known(server, call.name) != decided_on
+        if moved or self._catalog.changed(server, call.name) is not None:
             return _changed_tool(call, f"{server}:{call.name}")
         return await self._call(server, call, signal)
 
