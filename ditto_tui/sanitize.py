@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_PUBLIC_MESSAGE_LENGTH",
+    "MIN_SECRET_SUBSTRING_LENGTH",
     "REDACTED",
     "SecretRedactor",
     "escape_controls",
@@ -31,6 +32,10 @@ MAX_PUBLIC_MESSAGE_LENGTH = 512
 
 REDACTED = "[REDACTED]"
 """What a credential or a configured secret is replaced with."""
+
+MIN_SECRET_SUBSTRING_LENGTH = 8
+"""From this length on :class:`SecretRedactor` replaces a secret wherever it occurs in kept text; a shorter
+one only where a whole string value equals it (a substring that short would hit ordinary words and keys)."""
 
 _PATH = "<path>"
 _FRAME = "<frame>"
@@ -288,35 +293,75 @@ class SecretRedactor:
 
     Configured ``secrets`` in every form :func:`sanitize_public_message` knows, private key blocks and
     credential markers become ``[REDACTED]``; nothing else changes: no cut, line breaks and paths stay.
+
+    A form of at least :data:`MIN_SECRET_SUBSTRING_LENGTH` characters is replaced wherever it occurs; a
+    shorter one (an API key ``k``, a port) would hit ordinary words and JSON keys, so it is replaced only
+    where a whole string value equals it.
     """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._forms = _secret_forms((secrets,) if isinstance(secrets, str) else tuple(secrets))
+        forms = _secret_forms((secrets,) if isinstance(secrets, str) else tuple(secrets))
+        self._forms = tuple(form for form in forms if len(form) >= MIN_SECRET_SUBSTRING_LENGTH)
+        self._whole = frozenset(form for form in forms if len(form) < MIN_SECRET_SUBSTRING_LENGTH)
         escaped = {json.dumps(form, ensure_ascii=False)[1:-1] for form in self._forms}
-        self._probes = tuple(sorted(set(self._forms) | escaped))
+        quoted = {json.dumps(form, ensure_ascii=False) for form in self._whole}
+        self._probes = tuple(sorted(set(self._forms) | escaped | quoted))
 
     def redact(self, text: str) -> str:
         """``text`` with every secret and credential marker replaced by ``[REDACTED]``."""
-        text = _redact_secrets(text, self._forms)
-        if not _MAYBE_CREDENTIAL.search(text):
-            return text
-        return _redact_credentials(_PEM_BLOCK.sub(REDACTED, text))
+        if text in self._whole:
+            return REDACTED
+        return self._redact_text(text)
+
+    def _redact_text(self, text: str) -> str:
+        # A replacement can join its neighbours into another secret ("…ED]" + "xyz"): go again, a few
+        # times at most, then give up on the string rather than keep a secret.
+        for _ in range(_ROUNDS):
+            text = _redact_secrets(text, self._forms)
+            if _MAYBE_CREDENTIAL.search(text):
+                text = _redact_credentials(_PEM_BLOCK.sub(REDACTED, text))
+            if not self._forms or _secret_pattern(self._forms).search(text) is None:
+                return text
+        return REDACTED
 
     def redact_data(self, value: Any) -> Any:
-        """JSON data with every string redacted, keys included, and every nonempty string kept under a
-        key that names a credential (``api_key``, ``token``, ``password``…) replaced whole."""
+        """JSON data with every string value redacted, and every nonempty string kept under a key that
+        names a credential (``api_key``, ``token``, ``password``…) replaced whole.
+
+        A key is data too: one holding a secret (of :data:`MIN_SECRET_SUBSTRING_LENGTH` characters or
+        more) or a credential marker is redacted like a value, numbered when two keys would collide
+        (``[REDACTED]#2``); short secrets never touch keys.
+        """
         if isinstance(value, str):
             return self.redact(value)
         if isinstance(value, list):
             return [self.redact_data(item) for item in value]
         if isinstance(value, dict):
-            return {
-                self.redact(key): REDACTED
-                if isinstance(item, str) and item and _SECRET_KEY.search(key)
-                else self.redact_data(item)
-                for key, item in value.items()
-            }
+            return self._redact_mapping(value)
         return value
+
+    def redact_fields(self, fields: dict[str, Any], keep: Iterable[str] = ()) -> dict[str, Any]:
+        """A record's fields: their names as they are, the values named in ``keep`` untouched, every
+        other value redacted as :meth:`redact_data` does (a journal line keeps its ``kind``, ``run_id``
+        and ``seq`` whatever the secrets)."""
+        kept = frozenset(keep)
+        return {
+            name: value if name in kept else self._redact_item(name, value) for name, value in fields.items()
+        }
+
+    def _redact_mapping(self, value: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, item in value.items():
+            name = self._redact_text(key)
+            if name in result:
+                name = _unused_name(name, result)
+            result[name] = self._redact_item(key, item)
+        return result
+
+    def _redact_item(self, key: str, item: Any) -> Any:
+        if isinstance(item, str) and item and _SECRET_KEY.search(key):
+            return REDACTED
+        return self.redact_data(item)
 
     def may_redact(self, text: str) -> bool:
         """A cheap first look: False when :meth:`redact_data` leaves unchanged ``text`` and every JSON
@@ -326,6 +371,14 @@ class SecretRedactor:
         if text.isascii():
             return _MAYBE_SECRET_LOWER.search(text.lower()) is not None
         return _MAYBE_CREDENTIAL.search(text) is not None or _SECRET_KEY.search(text) is not None
+
+
+def _unused_name(name: str, taken: dict[str, Any]) -> str:
+    """``name#2``, ``name#3``…: the first not in ``taken`` (two keys redacted alike both stay)."""
+    number = 2
+    while f"{name}#{number}" in taken:
+        number += 1
+    return f"{name}#{number}"
 
 
 # --- the pipeline --------------------------------------------------------------------------------------

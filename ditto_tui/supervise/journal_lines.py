@@ -17,6 +17,9 @@ HEADER_KIND = "journal"
 
 LINKS_KEY = "links"
 REDACTED_KEY = "redacted"
+IDENTITY_FIELDS = ("kind", "run_id", "seq", "format", "version")
+"""What a line is (the event's kind, run and place; the header's format): never redacted, so a secret that
+happens to equal or sit inside one cannot make a line unreadable."""
 INTERACTION_PREFIX = "INTERACTION."
 ACT_TOOL = "INTERACTION.ACT.TOOL"
 ACT_MCP = "INTERACTION.ACT.MCP"
@@ -123,7 +126,9 @@ class LineEncoder:
         return self.encode_fields(fields)
 
     def encode_fields(self, fields: dict[str, Any]) -> str:
-        """One line for a mapping of fields; strings holding secrets are redacted and the line says so."""
+        """One line for a mapping of fields; string values holding secrets are redacted and the line says
+        so. Redaction works on the values (the line is parsed back, never rewritten as text): field names
+        and the :data:`IDENTITY_FIELDS` stay as they are."""
         try:
             line = self._encode(fields)
         except (TypeError, ValueError, RecursionError):
@@ -131,7 +136,7 @@ class LineEncoder:
         if not self._redactor.may_redact(line):
             return line
         original = json.loads(line)
-        redacted = self._redactor.redact_data(original)
+        redacted = self._redactor.redact_fields(original, keep=IDENTITY_FIELDS)
         if redacted == original:
             return line
         redacted[REDACTED_KEY] = True
