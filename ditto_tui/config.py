@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
+import json
 import os
 import re
+import types
+import typing
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Self
 
 import pydantic
@@ -22,6 +27,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel, to_snake
 
 from ditto_tui.errors import ConfigError
+from ditto_tui.sanitize import MIN_SECRET_SUBSTRING_LENGTH
 
 __all__ = [
     "ApprovalConfig",
@@ -41,11 +47,13 @@ __all__ = [
 MAX_CONFIG_NODES = 100_000
 """The most values a configuration may hold (guards against YAML alias bombs)."""
 
-MIN_REDACTED_LENGTH = 8
+MIN_REDACTED_LENGTH = MIN_SECRET_SUBSTRING_LENGTH
 """A value substituted from ``${VAR}`` is redacted as a substring of logs and errors from this length on.
 
 Shorter values (a port, a flag) would hit ordinary words; they are still never shown on screen, because
-the screen shows the ``${VAR}`` template instead of the value (:meth:`RuntimeConfig.shown`).
+the screen shows the ``${VAR}`` template instead of the value (:meth:`RuntimeConfig.shown`). A configured
+secret (an API key, a header value) of any length is redacted, but one this short only where a whole
+string equals it (:class:`ditto_tui.sanitize.SecretRedactor`).
 """
 
 WORKSPACE_VARIABLE = "workspaceFolder"
@@ -380,35 +388,64 @@ def load_runtime_config_file(
 ) -> RuntimeConfig:
     """Read ``ditto.yaml`` at ``path``, substitute ``${VAR}`` from ``env``, and validate it.
 
-    ``${workspaceFolder}`` is the real path of ``workspace`` (default: the current directory).
+    ``${workspaceFolder}`` is the real path of ``workspace`` (default: the current directory). A top-level
+    ``mcpServers`` block (a Claude Desktop or Cursor file, JSON being YAML) counts as ``mcp.servers``, and
+    every server ``sandbox.mcp`` grants must be defined in the file.
 
     Raises ``ConfigError`` for an unreadable file, invalid YAML, a missing variable, an unknown key or a
-    wrong type; its message names each key path, one per line.
+    wrong type; its message has one line per problem: ``FILE:LINE: key.path: what is wrong``, with the
+    closest known key for an unknown one.
     """
+    name = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as file:
             text = file.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {os.fspath(path)!r}: {exc}") from exc
-    return parse_runtime_config(_parse_yaml(text), env, workspace=workspace)
+        raise ConfigError(f"cannot read {name!r}: {exc}") from exc
+    source = _Source(name, text)
+    config = _validate(_parse_yaml(text, name), env, workspace, source)
+    problems = _undefined_grants(config)
+    if problems:
+        raise ConfigError(_report(problems, _parse_yaml(text, name), source))
+    return config
 
 
 def parse_runtime_config(
     data: object, env: Mapping[str, str], *, workspace: str | os.PathLike[str] | None = None
 ) -> RuntimeConfig:
-    """Validate already-parsed configuration data (``None`` gives the defaults)."""
+    """Validate already-parsed configuration data (``None`` gives the defaults).
+
+    Unlike a file, data built in code may grant (``sandbox.mcp``) a server it registers itself.
+    """
     if isinstance(data, RuntimeConfig):
         return data
+    return _validate(data, env, workspace, None)
+
+
+def _validate(
+    data: object, env: Mapping[str, str], workspace: str | os.PathLike[str] | None, source: _Source | None
+) -> RuntimeConfig:
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
-        raise ConfigError(f"the top level must be a mapping of sections, not {_kind(data)}")
+        raise ConfigError(
+            _where(source, None) + f"the top level must be a mapping of sections, not {_kind(data)}"
+        )
     substitution = _Substitution(env, os.path.realpath(workspace if workspace is not None else "."))
-    substituted = substitution.run(data)
     try:
-        return RuntimeConfig.model_validate(substituted)._remember(substitution)
+        substituted = substitution.run(data)
+    except ConfigError as exc:  # too many values: no key to name
+        raise ConfigError(_where(source, None) + exc.message) from None
+    if substitution.problems:
+        raise ConfigError(_report(substitution.problems, substituted, source))
+    normal, problems = _normalise(substituted)
+    try:
+        config = RuntimeConfig.model_validate(normal)._remember(substitution)
     except pydantic.ValidationError as exc:
-        raise ConfigError(_describe_errors(exc, substituted)) from None
+        problems += _validation_problems(exc, substituted)
+    if problems:
+        raise ConfigError(_report(problems, substituted, source))
+    return config
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -427,19 +464,21 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _parse_yaml(text: str) -> object:
+def _parse_yaml(text: str, name: str | None = None) -> object:
     try:
         return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: plain data only
     except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid YAML: {_yaml_problem(exc)}") from None
+        raise ConfigError(_yaml_problem(exc, name)) from None
 
 
-def _yaml_problem(exc: yaml.YAMLError) -> str:
+def _yaml_problem(exc: yaml.YAMLError, name: str | None) -> str:
     problem = getattr(exc, "problem", None) or str(exc)
     mark = getattr(exc, "problem_mark", None)
     if mark is None:
-        return str(problem)
-    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+        return f"{name}: invalid YAML: {problem}" if name else f"invalid YAML: {problem}"
+    if name:
+        return f"{name}:{mark.line + 1}:{mark.column + 1}: invalid YAML: {problem}"
+    return f"invalid YAML: line {mark.line + 1}, column {mark.column + 1}: {problem}"
 
 
 def _kind(value: object) -> str:
@@ -453,6 +492,16 @@ def _kind(value: object) -> str:
 _VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)(\}?)")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+Loc = tuple[int | str, ...]
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """One thing wrong with a configuration: where, as a path of keys as written, and what."""
+
+    loc: Loc
+    text: str
+
 
 class _Substitution:
     """Replaces ``${VAR}`` (or Cursor's ``${env:VAR}``) in every string value; ``$${`` is a literal ``${``.
@@ -465,52 +514,49 @@ class _Substitution:
     def __init__(self, env: Mapping[str, str], workspace: str) -> None:
         self._env = env
         self._workspace = workspace
-        self._problems: list[str] = []
+        self.problems: list[_Problem] = []
         self._nodes = 0
         self.values: set[str] = set()
         self.templates: dict[str, str] = {}
         self._taken = 0
 
     def run(self, data: Mapping[Any, Any]) -> dict[Any, Any]:
-        result = self._mapping(data, "")
-        if self._problems:
-            raise ConfigError("\n".join(self._problems))
-        return result
+        return self._mapping(data, ())
 
-    def _value(self, value: object, path: str) -> object:
+    def _value(self, value: object, loc: Loc) -> object:
         self._nodes += 1
         if self._nodes > MAX_CONFIG_NODES:
             raise ConfigError(f"the configuration holds more than {MAX_CONFIG_NODES} values")
         if isinstance(value, str):
-            return self._string(value, path) if "${" in value else value
+            return self._string(value, loc) if "${" in value else value
         if isinstance(value, Mapping):
-            return self._mapping(value, path)
+            return self._mapping(value, loc)
         if isinstance(value, list):
-            return [self._value(item, f"{path}[{index}]") for index, item in enumerate(value)]
+            return [self._value(item, (*loc, index)) for index, item in enumerate(value)]
         return value
 
-    def _mapping(self, data: Mapping[Any, Any], path: str) -> dict[Any, Any]:
-        return {key: self._value(value, _join(path, key)) for key, value in data.items()}
+    def _mapping(self, data: Mapping[Any, Any], loc: Loc) -> dict[Any, Any]:
+        return {key: self._value(value, (*loc, _step(key))) for key, value in data.items()}
 
-    def _string(self, value: str, path: str) -> str:
+    def _string(self, value: str, loc: Loc) -> str:
         taken = self._taken
-        result = _VARIABLE.sub(lambda match: self._replace(match, path), value)
+        result = _VARIABLE.sub(lambda match: self._replace(match, loc), value)
         if self._taken != taken:
             self.templates[result] = value
         return result
 
-    def _replace(self, match: re.Match[str], path: str) -> str:
+    def _replace(self, match: re.Match[str], loc: Loc) -> str:
         if match.group() == "$${":
             return "${"
         if match.group(1) == WORKSPACE_VARIABLE and match.group(2):
             return self._workspace
         name = match.group(1).removeprefix("env:")
         if not match.group(2):
-            self._problems.append(f"{path}: unterminated '${{' (write '$${{' for a literal '${{')")
+            self.problems.append(_Problem(loc, "unterminated '${' (write '$${' for a literal '${')"))
         elif not _VARIABLE_NAME.fullmatch(name):
-            self._problems.append(f"{path}: invalid variable name {match.group(1)!r} in '${{…}}'")
+            self.problems.append(_Problem(loc, f"invalid variable name {match.group(1)!r} in '${{…}}'"))
         elif name not in self._env:
-            self._problems.append(f"{path}: environment variable {name!r} is not set")
+            self.problems.append(_Problem(loc, f"environment variable {name!r} is not set"))
         else:
             self._taken += 1
             self.values.add(self._env[name])
@@ -518,8 +564,98 @@ class _Substitution:
         return ""
 
 
+def _step(key: object) -> int | str:
+    """A mapping key as one step of a key path (a YAML key may be a number)."""
+    return key if isinstance(key, str) else str(key)
+
+
 def _join(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
+
+
+# --- Claude Desktop and Cursor files -------------------------------------------------------------------
+
+MCP_SERVERS_KEY = "mcpServers"
+"""The top-level key of a Claude Desktop or Cursor file, read as ``mcp.servers``."""
+
+_EMPTY_MEANS_NOTHING = ("alwaysAllow", "autoApprove")
+_ELSEWHERE = {
+    "envFile": "ditto-tui reads no env files: put the variables under env (a value may be ${VAR}, "
+    "taken from ditto-tui's own environment)",
+    "serverUrl": "write it as url",
+    "transportType": "write it as type (stdio, http, streamable-http or sse)",
+}
+
+
+def _normalise(data: dict[Any, Any]) -> tuple[dict[Any, Any], list[_Problem]]:
+    """``data`` with a top-level ``mcpServers`` merged into ``mcp.servers`` and the keys other MCP clients
+    use settled: an empty ``alwaysAllow``/``autoApprove`` means nothing and is dropped; the rest are
+    problems that say what to write instead."""
+    problems: list[_Problem] = []
+    servers: dict[Any, tuple[Loc, Any]] = {}
+    mcp = data.get("mcp")
+    if isinstance(mcp, Mapping) and isinstance(mcp.get("servers"), Mapping):
+        servers.update(
+            {name: (("mcp", "servers", _step(name)), entry) for name, entry in mcp["servers"].items()}
+        )
+    pasted = data.get(MCP_SERVERS_KEY)
+    if MCP_SERVERS_KEY in data and not isinstance(pasted, Mapping):
+        problems.append(_Problem((MCP_SERVERS_KEY,), "must be a mapping of server name to server"))
+    for name, entry in pasted.items() if isinstance(pasted, Mapping) else ():
+        loc: Loc = (MCP_SERVERS_KEY, _step(name))
+        if name in servers:
+            problems.append(_Problem(loc, f"server {name!r} is also defined under mcp.servers; keep one"))
+        servers.setdefault(name, (loc, entry))
+    if not servers:
+        return {key: value for key, value in data.items() if key != MCP_SERVERS_KEY}, problems
+    settled = {name: _settle_server(loc, entry, problems) for name, (loc, entry) in servers.items()}
+    normal = {key: value for key, value in data.items() if key != MCP_SERVERS_KEY}
+    normal["mcp"] = {**(mcp if isinstance(mcp, Mapping) else {}), "servers": settled}
+    return normal, problems
+
+
+def _settle_server(loc: Loc, entry: Any, problems: list[_Problem]) -> Any:
+    if not isinstance(entry, Mapping):
+        return entry
+    kept = dict(entry)
+    for key in _EMPTY_MEANS_NOTHING:
+        if key in kept and kept[key] in (None, []):
+            del kept[key]
+        elif key in kept:
+            problems.append(_Problem((*loc, key), _approval_instead(str(loc[-1]), kept.pop(key))))
+    for key, advice in _ELSEWHERE.items():
+        if key in kept:
+            del kept[key]
+            problems.append(_Problem((*loc, key), f"not a ditto-tui key: {advice}"))
+    return kept
+
+
+def _approval_instead(server: str, tools: object) -> str:
+    """What to write instead of ``autoApprove: [..]``: the ``approval.rules`` entries, ready to paste."""
+    names = tools if isinstance(tools, list) and all(isinstance(tool, str) for tool in tools) else ["*"]
+    rules = "".join(
+        f"\n      - mcp: {json.dumps(f'{server}:{tool}')}\n        decision: allow" for tool in names
+    )
+    return (
+        "approval is decided by approval.rules, not per server; remove this key and add instead:"
+        f"\n  approval:\n    rules:{rules}"
+    )
+
+
+def _undefined_grants(config: RuntimeConfig) -> list[_Problem]:
+    """Every server ``sandbox.mcp`` grants that no ``mcp.servers`` entry defines (a file's typo)."""
+    defined = list(config.mcp.servers)
+    problems = []
+    for index, name in enumerate(config.sandbox.mcp):
+        if name not in config.mcp.servers:
+            text = f"grants server {name!r}, which no mcp.servers entry defines"
+            close = difflib.get_close_matches(name, defined, n=1)
+            problems.append(
+                _Problem(
+                    ("sandbox", "mcp", index), text + (f" (did you mean {close[0]!r}?)" if close else "")
+                )
+            )
+    return problems
 
 
 # --- error messages ------------------------------------------------------------------------------------
@@ -552,16 +688,144 @@ _PROBLEMS = {
 }
 
 
-def _describe_errors(exc: pydantic.ValidationError, data: object) -> str:
-    lines: list[str] = []
+@dataclass(frozen=True)
+class _Source:
+    """The file a configuration came from: its name as given, and its text (for line numbers)."""
+
+    name: str
+    text: str
+
+    @functools.cached_property
+    def root(self) -> yaml.Node | None:
+        try:
+            return yaml.compose(self.text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError:
+            return None
+
+
+def _report(problems: list[_Problem], data: object, source: _Source | None) -> str:
+    """One line per problem (in the order of the file's lines when there is a file), duplicates dropped."""
+    lines: list[tuple[int, str]] = []
+    for problem in problems:
+        number = _line_of(problem.loc, source.root) if source is not None else None
+        line = _where(source, number) + f"{_written_path(problem.loc, data)}: {problem.text}"
+        if all(line != seen for _, seen in lines):
+            lines.append((number or 0, line))
+    return "\n".join(line for _, line in sorted(lines, key=lambda entry: entry[0]))
+
+
+def _where(source: _Source | None, line: int | None) -> str:
+    """``FILE:LINE: `` (or ``FILE: `` when the line is not known); nothing for data built in code."""
+    if source is None:
+        return ""
+    return f"{source.name}:{line}: " if line is not None else f"{source.name}: "
+
+
+def _line_of(loc: Loc, node: yaml.Node | None) -> int | None:
+    """The line of the deepest key of ``loc`` the YAML file holds (1-based)."""
+    line = None
+    for step in loc:
+        if isinstance(node, yaml.MappingNode):
+            found = _entry_node(node, step)
+            if found is None:
+                break
+            line, node = found[0].start_mark.line + 1, found[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+            node = node.value[step]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _entry_node(node: yaml.MappingNode, step: int | str) -> tuple[yaml.Node, yaml.Node] | None:
+    names = {str(step), to_snake(step)} if isinstance(step, str) else {str(step)}
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value in names:
+            return key_node, value_node
+    return None
+
+
+def _validation_problems(exc: pydantic.ValidationError, data: dict[Any, Any]) -> list[_Problem]:
+    """Pydantic's errors as problems at the keys as written (``mcpServers.x`` stays ``mcpServers.x``)."""
+    problems = []
     for error in exc.errors(include_url=False):
+        loc = tuple(step for step in error["loc"] if step != "[key]")
         problem = _problem(error)
         if "[key]" in error["loc"]:
             problem = f"name {problem}"
-        line = f"{_written_path(error['loc'], data)}: {problem}"
-        if line not in lines:
-            lines.append(line)
-    return "\n".join(lines)
+        elif error["type"] == "extra_forbidden":
+            problem += _suggestion(loc, data)
+        problems.append(_Problem(_as_written(loc, data), problem))
+    return problems
+
+
+def _as_written(loc: Loc, data: dict[Any, Any]) -> Loc:
+    """``mcp.servers.NAME…`` back to ``mcpServers.NAME…`` when the file wrote that server there."""
+    pasted = data.get(MCP_SERVERS_KEY)
+    if loc[:2] == ("mcp", "servers") and len(loc) > 2 and isinstance(pasted, Mapping):
+        servers = data.get("mcp", {}).get("servers") if isinstance(data.get("mcp"), Mapping) else None
+        if loc[2] in pasted and not (isinstance(servers, Mapping) and loc[2] in servers):
+            return (MCP_SERVERS_KEY, *loc[2:])
+    return loc
+
+
+def _suggestion(loc: Loc, data: dict[Any, Any]) -> str:
+    """`` (did you mean `sandbox.read`?)`` for an unknown key close to a known one, else nothing."""
+    model = _model_at(loc[:-1])
+    if model is None or not isinstance(loc[-1], str):
+        return ""
+    known = {
+        name for field_name, field in model.model_fields.items() for name in (field_name, field.alias) if name
+    }
+    if model is RuntimeConfig:
+        known.add(MCP_SERVERS_KEY)
+    close = difflib.get_close_matches(loc[-1], sorted(known), n=1)
+    if not close:
+        return ""
+    parent = _written_path(_as_written(loc[:-1], data), data) if loc[:-1] else ""
+    return f" (did you mean `{_join(parent, close[0])}`?)"
+
+
+def _model_at(loc: Loc) -> type[BaseModel] | None:
+    """The configuration model that holds the keys at ``loc`` (``("sandbox",)`` → ``SandboxConfig``)."""
+    current: Any = RuntimeConfig
+    for step in loc:
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field = _field(current, step)
+            current = None if field is None else _unwrap(field.annotation)
+        else:
+            current = _element(current)
+        if current is None:
+            return None
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _field(model: type[BaseModel], step: int | str) -> pydantic.fields.FieldInfo | None:
+    for name, field in model.model_fields.items():
+        if step in (name, field.alias):
+            return field
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X`` of ``X | None`` and ``Annotated[X, …]``."""
+    if typing.get_origin(annotation) is Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _unwrap(args[0])
+    return annotation
+
+
+def _element(container: Any) -> Any:
+    """The value type of ``dict[K, V]`` and the item type of ``tuple[X, ...]`` or ``list[X]``."""
+    origin, args = typing.get_origin(container), typing.get_args(container)
+    if origin is dict and len(args) == 2:
+        return _unwrap(args[1])
+    if origin in (tuple, list) and args:
+        return _unwrap(args[0])
+    return None
 
 
 def _problem(error: Any) -> str:
@@ -571,12 +835,10 @@ def _problem(error: Any) -> str:
     return template.format(**{key: str(value) for key, value in error.get("ctx", {}).items()})
 
 
-def _written_path(loc: tuple[int | str, ...], data: object) -> str:
+def _written_path(loc: Loc, data: object) -> str:
     """The key path as written in the file: camelCase or snake_case, whichever the file used."""
     path, node = "", data
     for step in loc:
-        if step == "[key]":
-            continue
         if isinstance(step, int) and isinstance(node, list):
             path += f"[{step}]"
             node = node[step] if 0 <= step < len(node) else None

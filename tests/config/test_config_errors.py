@@ -58,7 +58,7 @@ def config_error(data: object, env: dict[str, str] | None = None) -> str:
         ),
         (
             {"mcp": {"servers": {"files": {"command": "x", "alwaysAllow": ["read"]}}}},
-            "mcp.servers.files.alwaysAllow: unknown key",
+            "mcp.servers.files.alwaysAllow: approval is decided by approval.rules, not per server",
         ),
         (
             {"mcp": {"servers": {"files": {"command": "x", "type": "http"}}}},
@@ -156,7 +156,7 @@ def test_top_level_must_be_a_mapping(data: object) -> None:
 def test_invalid_yaml_is_a_config_error(tmp_path: Path) -> None:
     path = tmp_path / "ditto.yaml"
     path.write_text("sandbox:\n  tools: [a\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"^invalid YAML: line \d+, column \d+"):
+    with pytest.raises(ConfigError, match=r"ditto\.yaml:3:1: invalid YAML: expected ',' or ']'"):
         load_runtime_config_file(path, {})
 
 
