@@ -17,11 +17,12 @@ from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
 from ditto_tui.home import StateDirError, logs_dir, open_private
+from ditto_tui.mcp_import import describe, plan_import, write_import
 from ditto_tui.program import GraphLoadError, Program, load_program
 from ditto_tui.sanitize import escape_controls
 from ditto_tui.supervise import JournalRead
-from ditto_tui.trust import real_path, trust, trusted_workspaces, untrust
-from ditto_tui.workspace import default_graph, resolve_config, untrusted_notice
+from ditto_tui.trust import is_trusted, real_path, trust, trusted_workspaces, untrust
+from ditto_tui.workspace import CONFIG_NAME, default_graph, resolve_config, untrusted_notice, user_config_file
 
 GRAPH_ERRORS_LOG = "graph-errors.log"
 
@@ -81,6 +82,7 @@ APPLIES: dict[str | None, frozenset[str]] = {
     None: _RUN_OPTIONS,
     "run": _RUN_OPTIONS,
     "mcp": frozenset({"config", "workspace"}),
+    "mcp import": frozenset({"config", "workspace"}),
     "runs": frozenset({"workspace"}),
     "replay": frozenset({"workspace"}),
     "audit": frozenset({"workspace"}),
@@ -88,7 +90,8 @@ APPLIES: dict[str | None, frozenset[str]] = {
     "trust": frozenset(),
     "untrust": frozenset(),
 }
-"""The global options each command takes; any other one given is an error, never silently dropped."""
+"""The global options each command takes (a nested command as ``"mcp import"``); any other one given is an
+error, never silently dropped."""
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
@@ -106,11 +109,12 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     run = commands.add_parser("run", help="run a graph file", description="Run a graph file (graphs/*.py).")
     run.add_argument("graph", help="the graph file, e.g. graphs/read_and_deliver.py")
-    commands.add_parser(
+    mcp = commands.add_parser(
         "mcp",
-        help="browse the MCP servers of the config",
+        help="browse the MCP servers of the config (mcp import FILE: add a file's servers)",
         description="Open the MCP browser alone: servers, their tools, and a form to invoke them.",
     )
+    _add_mcp_import(mcp.add_subparsers(dest="mcp_command", metavar="{import}"))
     runs_cli.add_commands(commands)
     trust = commands.add_parser(
         "trust",
@@ -129,6 +133,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_mcp_import(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = commands.add_parser(
+        "import",
+        help="add the MCP servers of a Claude Desktop, Cursor or ditto.yaml file to a ditto.yaml",
+        description="Show the MCP servers FILE defines (mcpServers, or mcp.servers) and add them to --config "
+        "FILE if given, else to the workspace's ditto.yaml if the workspace is trusted, else to your own "
+        "ditto.yaml in the user config directory. Comments are kept when the servers block is in block "
+        "style. The servers start only once sandbox.mcp lists them.",
+    )
+    command.add_argument("file", help="e.g. ~/.config/Claude/claude_desktop_config.json or .cursor/mcp.json")
+    command.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    command.add_argument("--replace", action="store_true", help="overwrite servers of the same name")
+
+
+def _command_name(args: argparse.Namespace) -> str | None:
+    """``run``, ``mcp``, ``mcp import``…: the command as APPLIES names it."""
+    if args.command == "mcp" and getattr(args, "mcp_command", None):
+        return f"mcp {args.mcp_command}"
+    command: str | None = args.command
+    return command
+
+
 def _commands_below(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """Every command and sub-command parser under ``parser`` (``policy`` and ``policy check`` alike)."""
     found = []
@@ -144,11 +170,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = _parser()
     args = parser.parse_args(argv)
     given = {option.dest for option in _OPTIONS if hasattr(args, option.dest)}
-    allowed = APPLIES.get(args.command, _RUN_OPTIONS)
+    command = _command_name(args)
+    allowed = APPLIES.get(command, _RUN_OPTIONS)
     refused = sorted(given - allowed)
     if refused:
         flag = "--" + refused[0].replace("_", "-")
-        parser.error(f"{flag} does not apply to `ditto-tui {args.command}`")
+        parser.error(f"{flag} does not apply to `ditto-tui {command}`")
     if "approve" in given and not getattr(args, "headless", False):
         parser.error("--approve applies to --headless runs (in the app, you answer each request)")
     for option in _OPTIONS:
@@ -205,6 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         workspace = Path(args.workspace).resolve()
         if not workspace.is_dir():
             raise ValidationError(f"workspace {args.workspace!r} is not a directory")
+        if _command_name(args) == "mcp import":
+            return _mcp_import(args, workspace)
         _notice(args, workspace)
         if args.command in runs_cli.COMMANDS:
             return runs_cli.run_command(args, _config, _open_replay)
@@ -238,6 +267,45 @@ def _log_traceback(error: GraphLoadError, workspace: Path) -> str:
     finally:
         os.close(fd)
     return str(path)
+
+
+def _import_target(args: argparse.Namespace, workspace: Path) -> tuple[Path, str]:
+    """Where ``mcp import`` writes, and why there (API.md section 9's order, without the defaults)."""
+    if args.config is not None:
+        return Path(args.config), "--config"
+    if is_trusted(workspace):
+        return workspace / CONFIG_NAME, "the trusted workspace's config"
+    return user_config_file(), "your own config; the workspace is not trusted"
+
+
+def _mcp_import(args: argparse.Namespace, workspace: Path) -> int:
+    """``mcp import FILE [--yes] [--replace]``: show the servers, ask, merge them into the target."""
+    target, why = _import_target(args, workspace)
+    plan = plan_import(Path(args.file), target, replace=args.replace)
+    say(f"MCP servers in {args.file}, to add to {target} ({why}):", sys.stdout)
+    say("\n".join(describe(plan)), sys.stdout)
+    if plan.rewritten:
+        say(f"{target} will be written anew: its comments and layout are not kept.", sys.stdout)
+    if not args.yes and not _confirmed(f"Add {len(plan.servers)} server(s) to {target}? [y/N] "):
+        say("Nothing written.", sys.stdout)
+        return 1
+    write_import(plan)
+    waiting = [name for name in plan.servers if name not in plan.granted]
+    say(f"Added to {target}.", sys.stdout)
+    if waiting:
+        say(
+            f"They start once sandbox.mcp lists them, e.g. `mcp: [{', '.join(waiting)}]` under sandbox.",
+            sys.stdout,
+        )
+    return 0
+
+
+def _confirmed(question: str) -> bool:
+    """Ask on the terminal; without one, refuse (``--yes`` is how a script says yes)."""
+    if not sys.stdin.isatty():
+        raise ValidationError("not on a terminal, so nothing was asked and nothing written; pass --yes")
+    say(question, sys.stdout)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 def _trust_command(args: argparse.Namespace) -> int:

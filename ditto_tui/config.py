@@ -30,6 +30,7 @@ from ditto_tui.errors import ConfigError
 from ditto_tui.sanitize import MIN_SECRET_SUBSTRING_LENGTH
 
 __all__ = [
+    "AnyVariable",
     "ApprovalConfig",
     "ApprovalRule",
     "CommandsConfig",
@@ -40,8 +41,11 @@ __all__ = [
     "RuntimeConfig",
     "SandboxConfig",
     "WebSearchConfig",
+    "load_mcp_servers",
     "load_runtime_config_file",
+    "parse_config_text",
     "parse_runtime_config",
+    "read_config_text",
 ]
 
 MAX_CONFIG_NODES = 100_000
@@ -397,17 +401,69 @@ def load_runtime_config_file(
     closest known key for an unknown one.
     """
     name = os.fspath(path)
+    return parse_config_text(read_config_text(path), env, name=name, workspace=workspace)
+
+
+def read_config_text(path: str | os.PathLike[str]) -> str:
+    """The text of a configuration file, or ``ConfigError`` naming the file."""
     try:
         with open(path, encoding="utf-8") as file:
-            text = file.read()
+            return file.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {name!r}: {exc}") from exc
+        raise ConfigError(f"cannot read {os.fspath(path)!r}: {exc}") from exc
+
+
+def parse_config_text(
+    text: str, env: Mapping[str, str], *, name: str, workspace: str | os.PathLike[str] | None = None
+) -> RuntimeConfig:
+    """Validate the text of a configuration file called ``name``, as :func:`load_runtime_config_file` does."""
     source = _Source(name, text)
     config = _validate(_parse_yaml(text, name), env, workspace, source)
     problems = _undefined_grants(config)
     if problems:
         raise ConfigError(_report(problems, _parse_yaml(text, name), source))
     return config
+
+
+def load_mcp_servers(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The MCP servers a file defines, as written (``${VAR}`` kept): its ``mcpServers`` (Claude Desktop,
+    Cursor), else its ``mcp.servers`` (a ``ditto.yaml``). Each is validated as a server of a ditto.yaml
+    (errors name the file and line); an empty ``alwaysAllow``/``autoApprove`` is left out."""
+    name = os.fspath(path)
+    text = read_config_text(path)
+    data = _parse_yaml(text, name)
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{name}: the top level must be a mapping, not {_kind(data)}")
+    if MCP_SERVERS_KEY in data:
+        shape: dict[str, Any] = {MCP_SERVERS_KEY: data[MCP_SERVERS_KEY]}
+    else:
+        mcp = data.get("mcp")
+        servers = mcp.get("servers") if isinstance(mcp, Mapping) else None
+        if not isinstance(servers, Mapping):
+            raise ConfigError(f"{name}: defines no MCP servers (no mcpServers, no mcp.servers)")
+        shape = {"mcp": {"servers": servers}}
+    config = _validate(shape, AnyVariable(), None, _Source(name, text))
+    written = shape.get(MCP_SERVERS_KEY) or shape["mcp"]["servers"]
+    return {
+        str(server): {key: value for key, value in written[server].items() if key not in _EMPTY_MEANS_NOTHING}
+        for server in config.mcp.servers
+    }
+
+
+class AnyVariable(Mapping[str, str]):
+    """An environment in which every variable is set, to check a file whose ``${VAR}`` are kept as written."""
+
+    def __getitem__(self, name: str) -> str:
+        return "http://variable.invalid"
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __iter__(self) -> typing.Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
 
 
 def parse_runtime_config(
