@@ -199,10 +199,20 @@ class RunScreen(Guarded, Screen[None]):
         if entry is not None and entry.kind == "approval" and entry.node_id in self.model.nodes:
             entry = self.model.nodes[entry.node_id].entry
         if entry is None or entry.execution_id is None or entry.status != "running":
-            self.notify("Select a running call first (timeline or graph).", markup=False)
+            self.notify(self._nothing_to_cancel(), markup=False)
             return
         if self.bridge.cancel_call(entry.execution_id):
             self.notify(f"Cancelling {visible(entry.title)}", markup=False)
+
+    def _nothing_to_cancel(self) -> str:
+        """Why ``x`` cancelled nothing: no call is running at all, or the selection is not one."""
+        running = any(
+            node.entry is not None and node.entry.status == "running" for node in self.model.nodes.values()
+        )
+        if not running:
+            ended = "the run has ended" if self.model.finished else "no call is running"
+            return f"Nothing to cancel: {ended}."
+        return "Select a running call first (timeline or graph)."
 
     def action_grants(self) -> None:
         """Show the session's "always" grants."""

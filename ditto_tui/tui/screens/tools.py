@@ -1,14 +1,15 @@
-"""The Tools screen: registered tools with effects, approval, schema, and what the sandbox permits."""
+"""The Tools screen: registered tools and the MCP tools a graph can reach, with effects or hints, the
+approval rule that applies, the input schema, and what the sandbox permits."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import getters, on
+from textual import getters, on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -16,14 +17,24 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ditto_tui.config import RuntimeConfig
-from ditto_tui.errors import PermissionDeniedError
-from ditto_tui.interaction import RegisteredTool, ToolDefinition, ToolRegistry
+from ditto_tui.contracts import McpCapability
+from ditto_tui.errors import DittoError, PermissionDeniedError
+from ditto_tui.interaction import McpRegistry, RegisteredTool, ToolDefinition, ToolRegistry
+from ditto_tui.runtime import Runtime
 from ditto_tui.sandbox import Sandbox
 from ditto_tui.supervise import ApprovalPolicy, Verdict
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.text import render_untrusted, untrusted_json
 
-__all__ = ["ToolRow", "ToolsScreen", "tool_definitions", "tool_rows"]
+__all__ = [
+    "McpToolRow",
+    "ToolRow",
+    "ToolsScreen",
+    "mcp_tool_rows",
+    "reachable_mcp_tools",
+    "tool_definitions",
+    "tool_rows",
+]
 
 _PERMITTED = "✓ permitted"
 _DENIED = "✗ denied"
@@ -78,10 +89,65 @@ def tool_rows(
     return rows
 
 
-def _approval_cell(row: ToolRow) -> Text:
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpToolRow:
+    """One tool of an MCP server the sandbox grants, as last listed, and the rule that applies to it."""
+
+    server: str
+    capability: McpCapability
+    verdict: Verdict
+    permitted: bool
+
+
+_HINTS = (("readOnlyHint", "read-only"), ("destructiveHint", "destructive"), ("openWorldHint", "open-world"))
+
+
+def mcp_tool_rows(
+    tools: Mapping[str, Sequence[McpCapability]], sandbox: Sandbox, policy: ApprovalPolicy
+) -> list[McpToolRow]:
+    """The MCP rows of the Tools screen: per server (in the order given), its tools sorted by name."""
+    return [
+        McpToolRow(
+            server=server,
+            capability=capability,
+            verdict=policy.for_mcp(server, capability.name, capability.annotations),
+            permitted=sandbox.allows_mcp(server),
+        )
+        for server, capabilities in tools.items()
+        for capability in sorted(capabilities, key=lambda item: item.name)
+    ]
+
+
+async def reachable_mcp_tools(runtime: Runtime, registry: McpRegistry) -> dict[str, list[McpCapability]]:
+    """The tools of every MCP server the sandbox grants: as last listed, else discovered now through the
+    runtime (the same sandbox check as a graph's discovery); a server that cannot list has none."""
+    tools: dict[str, list[McpCapability]] = {}
+    for server in registry.servers():
+        if not runtime.services.sandbox.allows_mcp(server):
+            continue
+        listed = registry.capabilities(server)
+        if not listed:
+            try:
+                output = await runtime.invoke(
+                    "INTERACTION.ACT.MCP", {"operation": "discover", "server": server}
+                )
+            except (DittoError, OSError):
+                output = None
+            listed = list(getattr(output, "capabilities", ()))
+        tools[server] = listed
+    return tools
+
+
+def _hints_text(capability: McpCapability) -> str:
+    annotations = capability.annotations or {}
+    hints = [label for key, label in _HINTS if annotations.get(key) is True]
+    return ", ".join(hints) or "no hints"
+
+
+def _approval_cell(row: ToolRow | McpToolRow) -> Text:
     decision = row.verdict.decision
     text = Text(decision, style={"allow": "green", "ask": "yellow", "deny": "red"}[decision])
-    if row.always and decision == "ask":
+    if isinstance(row, ToolRow) and row.always and decision == "ask":
         text.append(" (always approved)", style="dim")
     return text
 
@@ -110,10 +176,37 @@ def _detail(row: ToolRow) -> Text:
     return text
 
 
+def _mcp_detail(row: McpToolRow) -> Text:
+    """The full description of one MCP tool: server, hints, rule, sandbox and input schema."""
+    capability = row.capability
+    text = Text()
+    text.append_text(render_untrusted(f"{row.server}:{capability.name}", newlines="visible", style="bold"))
+    text.append("\n\n")
+    description = capability.description
+    text.append_text(render_untrusted(description) if description else Text("(no description)", style="dim"))
+    text.append("\n\n")
+    _field(text, "server", row.server)
+    _field(text, "hints", _hints_text(capability))
+    _field(text, "approval", f"{row.verdict.decision} ({row.verdict.rule or 'default: MCP tools ask'})")
+    _field(text, "sandbox", _PERMITTED if row.permitted else f"{_DENIED}: server not in sandbox.mcp")
+    text.append("\ninput schema\n", style="bold")
+    text.append_text(untrusted_json(dict(capability.input_schema or {})))
+    return text
+
+
 def _field(text: Text, label: str, value: str) -> None:
     text.append(f"{label}: ", style="bold")
     text.append_text(render_untrusted(value))
     text.append("\n")
+
+
+def _cells(row: ToolRow | McpToolRow) -> tuple[Text, Text, Text, Text]:
+    permitted = Text(_PERMITTED, style="green") if row.permitted else Text(_DENIED, style="red")
+    if isinstance(row, ToolRow):
+        name = render_untrusted(row.definition.name, newlines="visible")
+        return name, Text(", ".join(row.definition.effects) or "none"), _approval_cell(row), permitted
+    name = render_untrusted(f"{row.server}:{row.capability.name}", newlines="visible")
+    return name, Text(_hints_text(row.capability), style="dim"), _approval_cell(row), permitted
 
 
 class ToolsScreen(Guarded, Screen[None]):
@@ -140,11 +233,17 @@ class ToolsScreen(Guarded, Screen[None]):
         policy: ApprovalPolicy,
         *,
         always: Collection[str] = (),
+        mcp: Mapping[str, Sequence[McpCapability]] | None = None,
         name: str | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id)
-        self.rows = tool_rows(tools, sandbox, policy, always)
+        self.sandbox = sandbox
+        self.policy = policy
+        self.rows: list[ToolRow | McpToolRow] = [*tool_rows(tools, sandbox, policy, always)]
+        self.mcp_listed = mcp is not None
+        if mcp is not None:
+            self.rows += mcp_tool_rows(mcp, sandbox, policy)
 
     @classmethod
     def for_session(
@@ -170,19 +269,43 @@ class ToolsScreen(Guarded, Screen[None]):
 
     def on_mount(self) -> None:
         self.table.add_columns("Tool", "Effects", "Approval", "Sandbox")
+        self._fill()
+        self.table.focus()
+        if not self.mcp_listed:
+            self.list_mcp_tools()
+
+    def _fill(self) -> None:
+        self.table.clear()
         for index, row in enumerate(self.rows):
-            self.table.add_row(
-                render_untrusted(row.definition.name, newlines="visible"),
-                Text(", ".join(row.definition.effects) or "none"),
-                _approval_cell(row),
-                Text(_PERMITTED, style="green") if row.permitted else Text(_DENIED, style="red"),
-                key=str(index),
-            )
+            self.table.add_row(*_cells(row), key=str(index))
         if self.rows:
             self._show(0)
+        elif self.mcp_listed:
+            self.detail.update(
+                Text("No tools are registered, and no MCP server the sandbox grants lists one.", style="dim")
+            )
         else:
-            self.detail.update(Text("No tools are registered.", style="dim"))
-        self.table.focus()
+            self.detail.update(
+                Text("No tools are registered; listing the tools of the MCP servers…", style="dim")
+            )
+
+    @work(group="mcp-tools", exit_on_error=False)
+    async def list_mcp_tools(self) -> None:
+        """Once the session is open, add the tools of every MCP server the sandbox grants."""
+        bridge = getattr(self.app, "bridge", None)
+        if bridge is None:
+            return
+        try:
+            runtime = await bridge.opened()
+        except (DittoError, OSError):  # the MCP screen says why the session did not open
+            self.detail.update(Text("The session did not open: no MCP tools to list.", style="dim"))
+            return
+        registry = bridge.mcp if bridge.mcp is not None else McpRegistry()
+        policy = bridge.gate.policy if bridge.gate is not None else self.policy
+        tools = await reachable_mcp_tools(runtime, registry)
+        self.mcp_listed = True
+        self.rows += mcp_tool_rows(tools, self.sandbox, policy)
+        self._fill()
 
     @on(DataTable.RowHighlighted, "#tools-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -190,7 +313,8 @@ class ToolsScreen(Guarded, Screen[None]):
             self._show(int(event.row_key.value))
 
     def _show(self, index: int) -> None:
-        self.detail.update(_detail(self.rows[index]))
+        row = self.rows[index]
+        self.detail.update(_detail(row) if isinstance(row, ToolRow) else _mcp_detail(row))
         self.detail_scroll.scroll_home(animate=False)
 
     def palette_commands(self) -> Iterable[SystemCommand]:
