@@ -34,7 +34,7 @@ from ditto_tui.runtime import (
     define_worker,
     graph,
 )
-from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, JournaledGate, RunJournal, StaticApprover
+from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, RunJournal, StaticApprover
 
 TARGET_US_PER_EVENT = 20.0
 TARGET_OVERHEAD = 0.10
@@ -92,7 +92,8 @@ async def approval_costs(directory: Path, runs: int) -> dict[str, list[int]]:
     )
     journal = RunJournal(directory / "approvals")
     gate = ApprovalGate(policy=ApprovalPolicy(), approver=StaticApprover("allow"))
-    worker = create_interaction_worker(tools=[tool], approval=JournaledGate(gate, journal))
+    gate.recorder = journal
+    worker = create_interaction_worker(tools=[tool], approval=gate)
     runtime = create_ditto(sandbox={"tools": ["step"]}, workers=[worker])
     runtime.subscribe(_timed(journal, samples))
     plan = graph("approvals")

@@ -22,7 +22,6 @@ from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, WorkerDefinition, 
 from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.sanitize import escape_unprintable, public_message_from_exception
 from ditto_tui.supervise import ApprovalGate, StaticApprover
-from ditto_tui.supervise.journal_gate import JournaledGate
 from ditto_tui.supervise.journal_lines import wire_form
 from ditto_tui.supervise.journal_setup import create_run_journal
 
@@ -73,11 +72,9 @@ def build_runtime(
             approver=approver,
             secrets=config.secret_values(),
         )
+    gate.recorder = run_journal
     worker = create_interaction_worker(
-        tools=tools,
-        output=program.output or PrintSink(),
-        approval=gate if run_journal is None else JournaledGate(gate, run_journal),
-        mcp=mcp,
+        tools=tools, output=program.output or PrintSink(), approval=gate, mcp=mcp
     )
     runtime = create_ditto(
         config=config,

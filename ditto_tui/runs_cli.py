@@ -229,6 +229,9 @@ def _print_record(header: Mapping[str, Any], record: CallRecord, out: TextIO) ->
         reason = f": {safe(record.reason)}" if record.reason else ""
         lines.append(("decided", f"{clock(record.decided_at)}  {record.decision}{edited} by {who}{reason}"))
     lines.append(("arguments", _arguments(record.arguments)))
+    if record.edited and record.executed_arguments is not None:
+        lines.append(("ran with", _arguments(record.executed_arguments)))
+        lines.extend(("", safe(line)) for line in record.arguments_diff())
     if record.arguments_digest is not None:
         digests = f"arguments {_short(record.arguments_digest)} ({record.digest_check})"
         lines.append(("digests", f"{digests}, tool {_short(record.tool_digest)}"))
@@ -272,6 +275,8 @@ def _record_json(header: Mapping[str, Any], record: CallRecord) -> dict[str, Any
         "reason": record.reason,
         "edited": record.edited,
         "arguments": record.arguments,
+        "executedArguments": record.ran_with,
+        "argumentsDiff": record.arguments_diff(),
         "argumentsDigest": record.arguments_digest,
         "digestCheck": record.digest_check,
         "toolDigest": record.tool_digest,

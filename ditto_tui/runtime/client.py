@@ -38,6 +38,9 @@ from ditto_tui.signal import CancelSignal
 
 logger = logging.getLogger(__name__)
 
+_ALWAYS_BUILT = frozenset({"approval_requested", "approval_resolved"})
+"""Event kinds built even with no subscriber: the approval gate hands them to its decision recorder."""
+
 Subscriber = Callable[[ExecutionEvent], object]
 
 
@@ -133,9 +136,9 @@ class Runtime:
         """Whether anyone listens to events (events are not even built otherwise)."""
         return bool(self._subscribers)
 
-    def _emit(self, kind: str, run_id: str, fields: dict[str, Any]) -> None:
-        if not self._subscribers:
-            return
+    def _emit(self, kind: str, run_id: str, fields: dict[str, Any]) -> ExecutionEvent | None:
+        if not self._subscribers and kind not in _ALWAYS_BUILT:
+            return None
         cls = EVENT_TYPES.get(kind)
         if cls is None or cls is CustomEvent:
             cls, fields = CustomEvent, {"name": kind, "data": fields.get("data", fields)}
@@ -147,6 +150,7 @@ class Runtime:
                 subscriber(event)
             except Exception:  # a failing subscriber must not break the run
                 logger.exception("event subscriber %r failed", subscriber)
+        return event
 
     # -- calls ----------------------------------------------------------------------------------------
 
@@ -185,7 +189,9 @@ class Runtime:
         timeout: float | None,
         execution_id: str | None = None,
         iteration: int | None = None,
+        entry: bool = True,
     ) -> Any:
+        """Call ``route``'s handler; an ``entry`` call (not nested in a handler) takes a concurrency slot."""
         if self._closed:
             raise RuntimeClosedError("the runtime is closed")
         signal = CancelSignal(parent)
@@ -207,18 +213,20 @@ class Runtime:
         self._signals[execution_id] = signal
         try:
             if timeout is None:
-                return await self._guarded(route, input, context)
+                return await self._guarded(route, input, context, entry)
             async with asyncio.timeout(timeout):
-                return await self._guarded(route, input, context)
+                return await self._guarded(route, input, context, entry)
         finally:
             del self._signals[execution_id]
             self._inflight -= 1
             if self._inflight == 0 and self._idle is not None:
                 self._idle.set()
 
-    async def _guarded(self, route: _Route, input: Any, context: WorkerContext) -> Any:
+    async def _guarded(self, route: _Route, input: Any, context: WorkerContext, entry: bool) -> Any:
+        # Worker concurrency bounds entry calls only (the seed): a nested call waiting for a slot its
+        # own caller holds would deadlock a worker with concurrency=1.
         try:
-            if route.semaphore is None:
+            if route.semaphore is None or not entry:
                 return await route.handler(input, context)
             async with route.semaphore:
                 return await route.handler(input, context)
@@ -238,7 +246,7 @@ class Runtime:
             worker_type=node_type.split(".", 1)[0],
             node_type=node_type,
             execution_id=self._new_id("exec"),
-            invoke=self._nested_invoke(run_id, context_signal),
+            invoke=self._nested_invoke(run_id, context_signal, entry=True),
             emit=self._emitter(run_id),
             signal=context_signal,
             run_id=run_id,
@@ -258,27 +266,50 @@ class Runtime:
         return True
 
     def _nested_invoke(
-        self, run_id: str, parent: CancelSignal, caller: str | None = None, iteration: int | None = None
+        self,
+        run_id: str,
+        parent: CancelSignal,
+        caller: str | None = None,
+        iteration: int | None = None,
+        *,
+        entry: bool = False,
     ) -> Any:
+        """``context.invoke``: from inside a handler a call is nested and takes no concurrency slot;
+        from a context made for application code (``entry``) it is an entry call like ``invoke``."""
+
         async def invoke(
             node_type: str, input: Any, *, timeout: float | None = None, node_id: str | None = None
         ) -> Any:
             route = self._route(node_type)
             if node_id is None:
                 return await self._call(
-                    route, node_type, input, run_id=run_id, node_id=None, parent=parent, timeout=timeout
+                    route,
+                    node_type,
+                    input,
+                    run_id=run_id,
+                    node_id=None,
+                    parent=parent,
+                    timeout=timeout,
+                    entry=entry,
                 )
             traced_id = node_id if caller is None else f"{caller}/{node_id}"
             node = GraphNode(traced_id, node_type, (), _given_input)
             return await self._traced(
-                node, input, {}, run_id=run_id, iteration=iteration, signal=parent, timeout=timeout
+                node,
+                input,
+                {},
+                run_id=run_id,
+                iteration=iteration,
+                signal=parent,
+                timeout=timeout,
+                entry=entry,
             )
 
         return invoke
 
     def _emitter(self, run_id: str) -> Any:
-        def emit(kind: str, /, **fields: Any) -> None:
-            self._emit(kind, run_id, fields)
+        def emit(kind: str, /, **fields: Any) -> ExecutionEvent | None:
+            return self._emit(kind, run_id, fields)
 
         return emit
 
@@ -415,6 +446,7 @@ class Runtime:
         iteration: int | None,
         signal: CancelSignal | None,
         timeout: float | None,
+        entry: bool = True,
     ) -> Any:
         """Bind and call one node, reporting ``node_started`` and ``node_finished``/``node_failed``."""
         node_id, node_type = node.id, node.type
@@ -441,6 +473,7 @@ class Runtime:
                 timeout=timeout,
                 execution_id=execution_id,
                 iteration=iteration,
+                entry=entry,
             )
         except BaseException as exc:
             if observed:

@@ -154,6 +154,7 @@ class ApprovalResolved(ExecutionEvent):
     reason: str | None = None
     arguments_digest: str
     edited: bool = False
+    arguments: Any = Field(default=None, description="The edited arguments that run, in full (edits only).")
 
 
 class RunFinished(ExecutionEvent):

@@ -13,6 +13,7 @@ from ditto_tui.signal import CancelSignal
 if TYPE_CHECKING:
     from ditto_tui.config import RuntimeConfig
     from ditto_tui.runtime.approval import Approval
+    from ditto_tui.runtime.events import ExecutionEvent
     from ditto_tui.sandbox import Sandbox
 
 _TYPE_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)*$")
@@ -24,6 +25,7 @@ class InvokeFunction(Protocol):
     Nested calls report no events unless ``node_id`` names them: then the call is reported like a graph
     node (``node_started``, ``node_finished``/``node_failed``, the caller's loop iteration) under the id
     ``"<caller node id>/<node_id>"``, e.g. ``act/call-1``, and its handler sees that id as its own.
+    A nested call takes no worker-concurrency slot: it is part of an entry call that holds one.
     """
 
     def __call__(
@@ -32,9 +34,13 @@ class InvokeFunction(Protocol):
 
 
 class EmitFunction(Protocol):
-    """``context.emit``: report an event of a known kind or a named custom event."""
+    """``context.emit``: report an event of a known kind or a named custom event.
 
-    def __call__(self, kind: str, /, **fields: Any) -> None: ...
+    Returns the event as it was published, or ``None`` when nobody listens (events are then not built,
+    except approval events, which a decision recorder needs whoever listens).
+    """
+
+    def __call__(self, kind: str, /, **fields: Any) -> ExecutionEvent | None: ...
 
 
 def _no_resources(_node_type: str) -> Mapping[str, object]:
@@ -98,8 +104,10 @@ def define_worker(
 ) -> WorkerDefinition:
     """Define a worker exposing ``nodes`` (node type → handler), each type prefixed by ``type + "."``.
 
-    ``concurrency`` bounds how many entry calls of this worker run at once in one runtime; ``dispose``
-    (sync or async) runs once when the runtime closes.
+    ``concurrency`` bounds how many entry calls of this worker run at once in one runtime: calls from
+    ``runtime.invoke`` and graph or loop nodes; a handler's nested ``context.invoke`` takes no slot, so a
+    worker with ``concurrency=1`` can still call its own node types. ``dispose`` (sync or async) runs
+    once when the runtime closes.
     """
     if not isinstance(type, str) or not _TYPE_PATTERN.match(type):
         raise ValidationError(f"worker type {type!r} must be dotted identifiers such as 'INTERACTION'")

@@ -16,9 +16,9 @@ from ditto_tui.runtime.events import (
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
 from ditto_tui.supervise.gate import ApprovalGate, Approver
 from ditto_tui.supervise.journal import JournalError, RunJournal
-from ditto_tui.supervise.journal_gate import JournaledGate
 from ditto_tui.supervise.journal_read import JournalEntry, JournalRead, read_journal
 from ditto_tui.supervise.policy import ApprovalPolicy, ApprovalRule, Verdict
+from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
 
 __all__ = [
@@ -30,12 +30,12 @@ __all__ = [
     "ApprovalRequested",
     "ApprovalResolved",
     "ApprovalRule",
+    "DecisionRecorder",
     "Approver",
     "ExecutionEvent",
     "JournalEntry",
     "JournalError",
     "JournalRead",
-    "JournaledGate",
     "LoopIteration",
     "NodeFailed",
     "NodeFinished",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +57,7 @@ class CallRecord:
     decided_at: float | None = None
     reason: str | None = None
     edited: bool = False
+    executed_arguments: Any = None
     status: str | None = None
     error_code: str | None = None
     error: str | None = None
@@ -71,11 +74,31 @@ class CallRecord:
         return self.error_code not in NOT_EXECUTED
 
     @property
+    def ran_with(self) -> Any:
+        """The arguments that executed: the edited ones when the person edited them, else the requested."""
+        return self.executed_arguments if self.edited else self.arguments
+
+    def arguments_diff(self) -> list[str]:
+        """The edit as unified-diff lines of the arguments' pretty JSON (empty when nothing was edited)."""
+        if not self.edited or self.executed_arguments is None:
+            return []
+        before, after = (
+            json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2, default=repr).splitlines()
+            for value in (self.arguments, self.executed_arguments)
+        )
+        return list(difflib.unified_diff(before, after, "requested", "executed", lineterm=""))
+
+    @property
     def digest_check(self) -> str:
         """Whether the recorded arguments hash to the digest that was approved."""
         if self.arguments_digest is None:
             return "no approval request"
         if self.edited:
+            if isinstance(self.executed_arguments, Mapping) and not self.redacted:
+                matches = arguments_digest(self.executed_arguments) == self.arguments_digest
+                return "edited: the approval binds the edited arguments, " + (
+                    "verified" if matches else "MISMATCH"
+                )
             return "edited: the approval binds the edited arguments"
         if self.redacted or not isinstance(self.arguments, Mapping):
             return "not checked: arguments redacted in the journal"
@@ -169,6 +192,8 @@ class _Trail:
             self.records.append(record)
         record.decision, record.decided_at, record.reason = event.decision, event.at, event.reason
         record.arguments_digest, record.edited = event.arguments_digest, event.edited
+        if event.edited:
+            record.executed_arguments = event.arguments
 
     def _finished(self, event: NodeFinished, entry: JournalEntry) -> None:
         record = self._running.pop(event.execution_id, None)

@@ -20,15 +20,19 @@ from ditto_tui.errors import ValidationError
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.tools import PreparedCall, ToolRegistry
 from ditto_tui.runtime.approval import Approval
+from ditto_tui.runtime.events import ApprovalResolved, ExecutionEvent
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
+from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
 
 if TYPE_CHECKING:
     from ditto_tui.config import ApprovalConfig as ApprovalSettings
     from ditto_tui.sandbox import Sandbox
     from ditto_tui.signal import CancelSignal
+
+APPROVING = frozenset({"approve", "approve_always"})
 
 MAX_FRESH_REQUESTS = 3
 
@@ -105,7 +109,9 @@ class ApprovalGate:
     sha256 of the exact arguments and the tool definition digest; edited arguments are validated again.
     ``timeout`` (seconds; a matching rule's own ``timeout_seconds`` wins) ends an unanswered request with
     ``APPROVAL_TIMEOUT``; a request withdrawn with
-    :meth:`withdraw`, or whose call is cancelled, never executes.
+    :meth:`withdraw`, or whose call is cancelled, never executes. With a ``recorder`` (the run journal)
+    every decision is put on the record before the call it approves executes, and nothing is asked or
+    executed in a run whose record has failed (``ditto_tui.supervise.record``).
     """
 
     def __init__(
@@ -114,12 +120,14 @@ class ApprovalGate:
         policy: ApprovalPolicy | None = None,
         approver: Approver | None = None,
         timeout: float | None = None,
+        recorder: DecisionRecorder | None = None,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise ValidationError("approval timeout must be a positive number of seconds")
         self.policy = policy or ApprovalPolicy()
         self.approver = approver
         self.timeout = timeout
+        self.recorder = recorder
         self._always: set[tuple[str, str]] = set()
         self._pending: dict[str, _Pending] = {}
         self._ids = itertools.count(1)
@@ -250,6 +258,8 @@ class ApprovalGate:
             )
         if verdict.decision == "allow":
             return self._approval(subject, "approve", verdict.rule, subject.canonical_arguments)
+        if self.recorder is not None and context is not None:
+            self.recorder.ready(context.run_id)  # raises: a decision that cannot be recorded is not asked
         if (subject.label, subject.tool_digest) in self._always:
             return self._approval(subject, "approve_always", verdict.rule, subject.canonical_arguments)
         if self.approver is None:
@@ -389,10 +399,10 @@ class ApprovalGate:
                 return _ended(
                     subject, "failed", "APPROVAL_EDIT_INVALID", message or "The edited arguments are invalid"
                 )
-        if decision.kind == "approve_always":
-            self._always.add((subject.label, subject.tool_digest))
         edited = canonical != subject.canonical_arguments
         self._resolved(context, request, decision.kind, decision.reason, canonical, edited)
+        if decision.kind == "approve_always":  # only once the decision is on the record
+            self._always.add((subject.label, subject.tool_digest))
         return self._approval(subject, decision.kind, verdict.rule, canonical, request.request_id)
 
     def _resolved(
@@ -407,7 +417,7 @@ class ApprovalGate:
         digest = (
             arguments_digest(json.loads(canonical)) if canonical is not None else request.arguments_digest
         )
-        _emit(
+        event = _emit(
             context,
             "approval_resolved",
             request_id=request.request_id,
@@ -417,7 +427,10 @@ class ApprovalGate:
             reason=None if reason is None else sanitize_public_message(reason),
             arguments_digest=digest,
             edited=edited,
+            arguments=json.loads(canonical) if edited and canonical is not None else None,
         )
+        if decision in APPROVING and self.recorder is not None and isinstance(event, ApprovalResolved):
+            self.recorder.record(event)  # raises: an approval that is not on the record does not execute
 
 
 def _decision_of(deciding: asyncio.Future[Any]) -> ApprovalDecision:
@@ -450,9 +463,8 @@ def _with_arguments(prepared: PreparedCall, canonical: str) -> PreparedCall:
     )
 
 
-def _emit(context: WorkerContext | None, kind: str, **fields: Any) -> None:
-    if context is not None:
-        context.emit(kind, **fields)
+def _emit(context: WorkerContext | None, kind: str, **fields: Any) -> ExecutionEvent | None:
+    return context.emit(kind, **fields) if context is not None else None
 
 
 __all__ = ["ApprovalGate", "Approver"]

@@ -121,6 +121,7 @@ class _RunFile:
     scheduled: bool = False
     error: JournalError | None = None
     calls: dict[str, Links] = field(default_factory=dict)
+    last_decision: int | None = None
 
 
 class RunJournal:
@@ -129,14 +130,18 @@ class RunJournal:
     The first line says what the run ran under (``about``: program, policy, tools, approver); then one
     line per event, as ``event_json`` prints it, plus ``links`` (the call id or delivery id the event
     concerns). Lines are buffered and written at the end of the event-loop step that produced them;
-    an approval decision is written and fsynced inside the subscriber call, so before the gate goes on
-    to execute the call; a delivery receipt is written at once; ``run_finished`` is written and fsynced
-    before later subscribers hear of it (attach the journal first). Strings holding configured
-    ``secrets`` or credential markers are redacted, tool output included, and the line is flagged.
+    a delivery receipt is written at once; ``run_finished`` is written and fsynced before later
+    subscribers hear of it. Strings holding configured ``secrets`` or credential markers are redacted,
+    tool output included, and the line is flagged.
 
-    A failure never raises into the run: that run's journal stops, :meth:`failure` returns the error,
-    it is logged and reported as a ``journal_failed`` event, and :class:`JournaledGate` refuses to
-    execute any call whose approval cannot be recorded.
+    It is also the approval gate's :class:`~ditto_tui.supervise.record.DecisionRecorder`
+    (``ApprovalGate(recorder=journal)``): :meth:`record` writes and fsyncs a decision, whether or not the
+    subscriber has seen it yet, and raises when it could not, so the call it approves does not execute;
+    :meth:`ready` refuses to let a run whose journal failed ask anyone. A call made outside any run
+    (``runtime.invoke``) is journaled too, from its approval request on, as a run of its own.
+
+    A failure never raises into the run through the subscriber: that run's journal stops,
+    :meth:`failure` returns the error, and it is logged and reported as a ``journal_failed`` event.
     """
 
     def __init__(
@@ -172,19 +177,66 @@ class RunJournal:
         """Why the journal of ``run_id`` stopped, or None (journaled so far, or not journaled at all)."""
         return self._failures.get(run_id)
 
+    # -- the decision recorder ------------------------------------------------------------------------
+
+    def ready(self, run_id: str) -> None:
+        """Raise :class:`JournalError` when the journal of ``run_id`` has failed: ask nobody in vain."""
+        failure = self._failures.get(run_id)
+        if failure is not None:
+            raise JournalError(
+                f"the call was not executed: its approval cannot be recorded: {failure.message}"
+            )
+
+    def record(self, decision: ApprovalResolved) -> None:
+        """Write and fsync ``decision`` now; raise :class:`JournalError` when it is not on disk."""
+        run = self._runs.get(decision.run_id)
+        if run is None and decision.run_id not in self._failures:
+            run = self._start_outside_run(decision)
+        if run is not None and run.error is None and run.last_decision != decision.seq:
+            self._record(decision, run)
+        failure = self._failures.get(decision.run_id)
+        if failure is not None:
+            raise JournalError(
+                f"call {decision.call_id!r} ({decision.tool}) was approved but not executed: the decision "
+                f"could not be recorded: {failure.message}"
+            )
+
+    def close(self) -> None:
+        """Close the journals still open (those of calls made outside any run); later events reopen none."""
+        for run_id in list(self._runs):
+            run = self._runs.pop(run_id)
+            self._write(run_id, run, sync=True)
+            self._close(run)
+
     # -- the subscriber -------------------------------------------------------------------------------
 
     def __call__(self, event: ExecutionEvent) -> None:
         run = self._runs.get(event.run_id)
         if run is None:
-            if not isinstance(event, RunStarted):
+            if isinstance(event, RunStarted):
+                run = self._start(event)
+            elif isinstance(event, ApprovalRequested) and event.run_id not in self._failures:
+                run = self._start_outside_run(event)
+            else:
                 return
-            run = self._start(event)
         if run.error is None:
             self._record(event, run)
         if event.kind == "run_finished":
             self._close(run)
             del self._runs[event.run_id]
+
+    def _start_outside_run(self, event: ApprovalRequested | ApprovalResolved) -> _RunFile:
+        """A call made with ``runtime.invoke`` has no ``run_started``: its journal opens at its request."""
+        started = RunStarted.trusted(
+            {
+                "run_id": event.run_id,
+                "seq": event.seq,
+                "at": event.at,
+                "plan": "invoke",
+                "plan_kind": "invoke",
+            }
+        )
+        return self._start(started)
 
     def _start(self, event: RunStarted) -> _RunFile:
         run = _RunFile(path=self.directory / f"{event.run_id}.jsonl")
@@ -218,6 +270,8 @@ class RunJournal:
         self._append(run, line)
         kind = event.kind
         if kind == "approval_resolved" or kind == "run_finished":
+            if kind == "approval_resolved":
+                run.last_decision = event.seq
             self._write(event.run_id, run, sync=True)
         elif kind == "node_finished" and isinstance(event, NodeFinished) and event.node_type == OUTPUT:
             self._write(event.run_id, run, sync=False)

@@ -24,9 +24,12 @@ from ditto_tui.interaction import (
 )
 from ditto_tui.interaction.mcp.drift import McpToolChange, McpToolsChanged
 from ditto_tui.interaction.mcp.status import McpServerStatus
-from ditto_tui.runtime import Runtime, create_ditto
+from ditto_tui.runtime import GraphExecutionError, Runtime, create_ditto, graph
 from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, Approver, Verdict
+
+BROWSER_RUN = "mcp-browser"
+"""The name of the one-node run each call from the MCP browser is (``ditto-tui runs`` lists them)."""
 
 __all__ = ["LOG_TAIL_BYTES", "McpSource", "ServerState", "ServerView", "open_mcp_source", "read_log_tail"]
 
@@ -226,9 +229,22 @@ class McpSource:
     async def invoke(
         self, server: str, tool: str, arguments: Mapping[str, Any], call_id: str | None = None
     ) -> Observation:
-        """Invoke one tool through the runtime (sandbox and approval gate) and observe its result."""
+        """Invoke one tool through the runtime (sandbox and approval gate) and observe its result.
+
+        The call is a run of its own (a one-node graph, ``mcp-browser``), so its decision and result are
+        journaled like any run's and ``ditto-tui runs`` and ``audit`` show it. A node error is raised as
+        the error itself (a permission refused, say), as a direct invocation would.
+        """
         call = {"id": call_id or self.next_call_id(), "name": tool, "arguments": dict(arguments)}
-        output = await self.runtime.invoke(ACT_MCP, {"operation": "invoke", "server": server, "call": call})
+        request = {"operation": "invoke", "server": server, "call": call}
+        plan = graph(BROWSER_RUN).node("invoke", ACT_MCP, [], lambda _input, _deps: request)
+        try:
+            outputs = await self.runtime.run(plan)
+        except GraphExecutionError as exc:
+            if isinstance(exc.__cause__, Exception):
+                raise exc.__cause__ from None
+            raise
+        output = outputs["invoke"]
         assert isinstance(output, McpInvocation)
         return observe_external_result(output.result)
 

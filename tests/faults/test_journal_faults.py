@@ -17,7 +17,7 @@ from ditto_tui.errors import GraphExecutionError
 from ditto_tui.headless import PrintSink
 from ditto_tui.interaction import create_interaction_worker
 from ditto_tui.runtime import CustomEvent, ExecutionEvent, create_ditto
-from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, JournaledGate, RunJournal, StaticApprover
+from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, RunJournal, StaticApprover
 from ditto_tui.supervise.journal import DiskFile, open_journal_file
 from ditto_tui.tui import DittoApp, RunSpec
 from tests.journal.journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, executions, load, make_workspace
@@ -71,8 +71,9 @@ async def _run_steps(root: Path, journal: RunJournal) -> tuple[GraphExecutionErr
     gate = ApprovalGate(
         policy=ApprovalPolicy([{"tool": "record_*", "decision": "ask"}]), approver=StaticApprover("allow")
     )
+    gate.recorder = journal
     worker = create_interaction_worker(
-        tools=list(program.tools), output=PrintSink(), approval=JournaledGate(gate, journal)
+        tools=list(program.tools), output=PrintSink(), approval=gate
     )
     runtime = create_ditto(config=config, workspace=root, workers=[worker])
     events: list[ExecutionEvent] = []

@@ -32,7 +32,6 @@ from ditto_tui.supervise import (
     ApprovalGate,
     ApprovalPolicy,
     ApprovalRequest,
-    JournaledGate,
     JournalError,
     RunJournal,
     StaticApprover,
@@ -104,8 +103,9 @@ async def test_after_a_failure_calls_that_need_approval_are_refused_before_anyon
         policy=ApprovalPolicy([{"tool": "record_*", "decision": "ask"}]), approver=CountingApprover("allow")
     )
     journal = RunJournal(tmp_path / "runs", opener=full_disk_opener(0))
+    gate.recorder = journal
     worker = create_interaction_worker(
-        tools=list(program.tools), output=PrintSink(), approval=JournaledGate(gate, journal)
+        tools=list(program.tools), output=PrintSink(), approval=gate
     )
     runtime = create_ditto(config=config, workspace=root, workers=[worker])
     events: list[ExecutionEvent] = []
@@ -148,8 +148,9 @@ async def test_an_always_grant_that_cannot_be_recorded_is_withdrawn(tmp_path: Pa
         policy=ApprovalPolicy([{"tool": "record_*", "decision": "ask"}]), approver=AlwaysApprover("allow")
     )
     journal = RunJournal(tmp_path / "runs", opener=full_disk_opener(1500))
+    gate.recorder = journal
     worker = create_interaction_worker(
-        tools=list(program.tools), output=PrintSink(), approval=JournaledGate(gate, journal)
+        tools=list(program.tools), output=PrintSink(), approval=gate
     )
     runtime = create_ditto(config=config, workspace=root, workers=[worker])
     journal.attach(runtime)

@@ -30,7 +30,6 @@ from ditto_tui.runtime import ExecutionEvent, WorkerContext, create_ditto, graph
 from ditto_tui.supervise import (
     ApprovalGate,
     ApprovalPolicy,
-    JournaledGate,
     RunJournal,
     StaticApprover,
     read_journal,
@@ -80,7 +79,8 @@ def _recording_runtime(directory: Path, log: list[tuple[str, str]]) -> tuple[Any
     )
     gate = ApprovalGate(policy=ApprovalPolicy(), approver=StaticApprover("allow"))
     journal = RunJournal(directory, opener=lambda path: RecordingFile(path, log))
-    worker = create_interaction_worker(tools=[tool], approval=JournaledGate(gate, journal))
+    gate.recorder = journal
+    worker = create_interaction_worker(tools=[tool], approval=gate)
     runtime = create_ditto(sandbox={"tools": ["step"], "write": True}, workers=[worker])
     journal.attach(runtime)
     return runtime, journal
