@@ -123,7 +123,17 @@ def escape_controls(text: str) -> str:
 
 
 _TRACEBACK_HEADER = "Traceback (most recent call last):"
-_FRAME_PATTERN = re.compile(r'File "[^"]{0,512}", line \d+')
+# A JavaScript frame's location is one token ending in :line:column after a name-like character (so a
+# clock time, "at 10:30:00", is not one). Anchored on "at " or a token start, and ending where the token
+# ends, each pattern scans a token at most once: the work stays linear in the text.
+_JS_LOCATION = r"[^()\s]{0,512}(?<=[A-Za-z_$/\\>]):\d+:\d+(?![^()\s])"
+_FRAME_PATTERN = re.compile(
+    r'File "[^"]{0,512}", line \d+'  # Python
+    r"|\bat +(?:async +)?(?:new +)?[^\s()]{1,256}(?: \[as [^\]\s]{1,256}\])?"  # V8: at f (where)
+    rf" \((?:{_JS_LOCATION}|native|<anonymous>|index \d+)\)"
+    rf"|\bat +(?:async +)?{_JS_LOCATION}"  # V8: at where
+    rf"|(?<![^\s(])[\w$.<>/*]{{0,256}}@{_JS_LOCATION}"  # SpiderMonkey, JavaScriptCore: f@where
+)
 
 # --- credentials (E-01 .. E-03) ------------------------------------------------------------------------
 

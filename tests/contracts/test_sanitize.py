@@ -160,6 +160,59 @@ def test_e06_a_lone_stack_frame_is_replaced() -> None:
     assert unsafe_reason('at File "app.py", line 12') == "message contains a stack frame"
 
 
+JS_FRAMES = [
+    "Error: boom at readConfig (/home/alice/app/config.js:12:7)",
+    "TypeError: x is undefined at Object.<anonymous> (src/index.js:3:15)",
+    "failed at process.processTicksAndRejections (node:internal/process/task_queues:95:5)",
+    "failed at async Promise.all (index 0)",
+    "failed at Array.forEach (<anonymous>)",
+    "failed at new Store (webpack:///./src/store.ts:10:3)",
+    "failed at Object.load [as read] (lib/x.js:1:2)",
+    "failed at node:internal/main/run_main_module:28:49",
+    "failed at file:///srv/app/main.mjs:4:11",
+    "readConfig@https://example.com/app.js:12:7",
+    "Error: no config loadConfig@src/app.js:12:7",
+    "@debugger:1:1",
+]
+
+
+@pytest.mark.parametrize("message", JS_FRAMES)
+def test_seed_e06_javascript_stack_frames_are_refused_like_python_ones(message: str) -> None:
+    assert unsafe_reason(message) == "message contains a stack frame"
+    with pytest.raises(ValueError, match="stack frame"):
+        InteractionError(code="E", message=message)
+    safe = sanitize_public_message(message)
+    assert "<frame>" in safe and unsafe_reason(safe) is None
+
+
+def test_seed_e06_a_javascript_stack_keeps_its_error_line() -> None:
+    stack = (
+        "Error: ENOENT: no such file\n"
+        "    at Object.openSync (node:fs:596:3)\n"
+        "    at readFileSync (node:fs:464:35)\n"
+        "    at main (src/main.js:3:9)"
+    )
+    safe = sanitize_public_message(stack)
+    assert safe.split() == "Error: ENOENT: no such file <frame> <frame> <frame>".split()
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "meeting at 10:30:00 was moved",
+        "look at line 3 of the file",
+        "send mail to bob@example.com please",
+        "the service at example.com:443 refused",
+        "at noon (12:30:45) it failed",
+        "ratio 3:4:5 at best",
+        "failed at step 2 (of 3)",
+    ],
+)
+def test_seed_e06_ordinary_text_with_at_and_colons_is_no_frame(message: str) -> None:
+    assert unsafe_reason(message) is None
+    assert sanitize_public_message(message) == message
+
+
 def test_e07_line_breaks_cannot_forge_log_lines() -> None:
     message = sanitize_public_message("ok\nERROR: approval granted\r\x1b[2K")
     assert message == "ok ERROR: approval granted"

@@ -21,6 +21,14 @@ FRAME_TEXT = [
     '  File "/usr/x.py", line 12, in f\n',
     'File "',
     '", line ',
+    "    at ",
+    "at async ",
+    "readConfig (",
+    "src/app.js:12:7)",
+    "node:internal/x:1:2",
+    ":10:5",
+    "@https://x.example/y.js:1:2",
+    "(<anonymous>)",
 ]
 HEADER_TEXT = ["Authorization: Bearer ", "Authorization: ", "Bearer ", "Basic ", "Proxy-Authorization: "]
 HEADER_TEXT += [
@@ -49,7 +57,11 @@ hostile_text = st.lists(
 
 # An independent reading of the property, simpler than the sanitiser's own rules.
 ROOTED_PATH = re.compile(r"(?:^|[\s\"'(=,;|{<:])/\.?\w")
-STACK_FRAME = re.compile(r'File "[^"]*", line \d+')
+STACK_FRAME = re.compile(
+    r'File "[^"]*", line \d+'
+    r"|\bat [^\s()]+ \([^()\s]*[A-Za-z][^()\s:]*:\d+:\d+\)"
+    r"|\bat \S*[A-Za-z]\w*\.js:\d+:\d+"
+)
 CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 PROPERTY = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
