@@ -57,28 +57,28 @@ def _failure_summary(result: ExternalResult) -> str:
     return f"Call {result.call_id!r} to {result.source!r} ended {result.status}{detail}"
 
 
-def observe_external_result(input: ExternalResult | Mapping[str, Any]) -> Observation:
+def observe_external_result(result: ExternalResult | Mapping[str, Any]) -> Observation:
     """Normalise ``result`` (or ``{"result": result}``) into an Observation; never retries, never promotes.
 
     The message has ``role="tool"`` and ``name=source``. A success whose content is one text part becomes
     a string; other content becomes text/json/reference parts. A failure carries a safe one-line summary
     and keeps its status and error.
     """
-    result = _parse_result(input)
-    if result.status == "success":
-        parts = _content_parts(result)
+    parsed = _parse_result(result)
+    if parsed.status == "success":
+        parts = _content_parts(parsed)
         content: Any = parts[0].text if len(parts) == 1 and isinstance(parts[0], TextPart) else parts
     else:
-        content = _failure_summary(result)
+        content = _failure_summary(parsed)
     return Observation.model_validate(
         {
-            "call_id": result.call_id,
-            "source": result.source,
-            "status": result.status,
-            "structured_content": result.structured_content,
-            "references": result.references,
-            "error": result.error,
-            "metadata": result.metadata,
-            "message": Message(role="tool", name=result.source, content=content),
+            "call_id": parsed.call_id,
+            "source": parsed.source,
+            "status": parsed.status,
+            "structured_content": parsed.structured_content,
+            "references": parsed.references,
+            "error": parsed.error,
+            "metadata": parsed.metadata,
+            "message": Message(role="tool", name=parsed.source, content=content),
         }
     )

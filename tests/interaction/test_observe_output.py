@@ -72,6 +72,14 @@ async def test_observe_node_equals_the_pure_helper() -> None:
     assert routed == observe_external_result(payload)
 
 
+def test_seed_observe_external_result_takes_result_by_that_name() -> None:
+    """API.md: ``observe_external_result(result)``; the seed's ``{result}`` wrapper is accepted too."""
+    raw = result(status="success", content="file text")
+    by_name = observe_external_result(result=raw)
+    assert by_name == observe_external_result(raw) == observe_external_result(result={"result": raw})
+    assert by_name.message.content == "file text" and by_name.call_id == "c-1"
+
+
 class Sink:
     def __init__(self, answer: Any) -> None:
         self.answer = answer
