@@ -14,8 +14,8 @@ from urllib.parse import quote, quote_plus, urlsplit
 
 import httpx
 
-from ditto_tui.errors import ValidationError
-from ditto_tui.interaction.web_search import WebSearchError, WebSearchResult
+from ditto_tui.errors import ToolValidationError, ValidationError
+from ditto_tui.interaction.web_search import WebSearchError, WebSearchInput, WebSearchResult, parse_request
 from ditto_tui.sandbox import canonical_origin
 from ditto_tui.sanitize import REDACTED
 from ditto_tui.signal import CancelSignal
@@ -198,6 +198,14 @@ def _key_forms(key: str) -> tuple[str, ...]:
     return tuple(sorted(forms, key=len, reverse=True))
 
 
+def _checked_input(input: WebSearchInput) -> WebSearchInput:
+    """``input`` held to the ``web_search`` rules, for an application that calls the provider directly."""
+    try:
+        return parse_request(input)
+    except ToolValidationError as error:
+        raise WebSearchError(f"search input refused: {error.message}", reason="query_rejected") from None
+
+
 async def _until_done_or_cancelled(
     work: Coroutine[Any, Any, list[WebSearchResult]], signal: CancelSignal | None
 ) -> list[WebSearchResult]:
@@ -242,11 +250,14 @@ class BraveWebSearchProvider:
         return f"BraveWebSearchProvider(origin={self._origin!r})"
 
     async def search(
-        self, query: str, limit: int, *, signal: CancelSignal | None = None
+        self, input: WebSearchInput, signal: CancelSignal | None = None
     ) -> list[WebSearchResult]:
-        """One request for at most ``limit`` hits; raises :class:`WebSearchError`, never retries."""
+        """One request for at most ``input["limit"]`` hits for ``input["query"]``; raises
+        :class:`WebSearchError`, never retries."""
         if signal is not None and signal.cancelled:
             raise WebSearchError("web search was cancelled", reason="cancelled")
+        checked = _checked_input(input)
+        query, limit = checked["query"], checked["limit"]
         if self._mentions_key(query):
             raise WebSearchError(
                 "the query contains the provider's credential; it is not sent", reason="query_rejected"

@@ -6,7 +6,7 @@ import asyncio
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from ditto_tui.errors import DittoError, ToolValidationError, ValidationError
 from ditto_tui.interaction.web_results import normalise_results
@@ -79,9 +79,16 @@ class WebSearchResult:
     snippet: str = ""
 
 
+class WebSearchInput(TypedDict):
+    """What a provider is asked: a checked one-line ``query`` and the most hits wanted (``limit``)."""
+
+    query: str
+    limit: int
+
+
 @runtime_checkable
 class WebSearchProvider(Protocol):
-    """A search backend reached at one network origin."""
+    """A search backend reached at one network origin, in the seed's shape ``search(input, signal)``."""
 
     @property
     def origin(self) -> str:
@@ -89,18 +96,14 @@ class WebSearchProvider(Protocol):
         ...
 
     async def search(
-        self, query: str, limit: int, *, signal: CancelSignal | None = None
+        self, input: WebSearchInput, signal: CancelSignal | None = None
     ) -> Sequence[WebSearchResult | Mapping[str, Any]]:
-        """At most ``limit`` hits for ``query``; raise :class:`WebSearchError` on failure or cancellation."""
+        """At most ``input["limit"]`` hits for ``input["query"]``; ``signal`` is the call's cancellation.
+
+        Raise :class:`WebSearchError` on failure or cancellation (anything else raised becomes
+        ``WEB_SEARCH_FAILED`` too).
+        """
         ...
-
-
-@dataclass(frozen=True, kw_only=True)
-class WebSearchRequest:
-    """A checked ``web_search`` call."""
-
-    query: str
-    limit: int
 
 
 def _refuse(message: str, code: str) -> ToolValidationError:
@@ -118,21 +121,21 @@ def _carries_credential(text: str) -> bool:
 
 
 def _query(value: object) -> str:
+    """The query as sent (without surrounding spaces); every limit applies to the query as given."""
     if not isinstance(value, str) or not value.strip():
         raise _refuse("query must be a nonempty string", "invalid_type")
-    query = value.strip()
-    if not query.isprintable():
+    if not value.isprintable():
         raise _refuse("query must be one line without control or invisible characters", "control_character")
-    if len(query) > MAX_QUERY_CHARS or len(query.split()) > MAX_QUERY_WORDS:
+    if len(value) > MAX_QUERY_CHARS or len(value.split()) > MAX_QUERY_WORDS:
         raise _refuse(
             f"query must be at most {MAX_QUERY_CHARS} characters and {MAX_QUERY_WORDS} words", "too_long"
         )
-    if _carries_credential(query):
+    if _carries_credential(value):
         raise _refuse("query looks like it carries a credential; it is not sent", "credential_in_query")
-    return query
+    return value.strip()
 
 
-def parse_request(args: object) -> WebSearchRequest:
+def parse_request(args: object) -> WebSearchInput:
     """Check ``{query, limit?}`` strictly: unknown fields, a multi-line or oversized query, a bad limit."""
     if not isinstance(args, Mapping):
         raise _refuse("arguments must be a JSON object", "invalid_arguments")
@@ -142,7 +145,7 @@ def parse_request(args: object) -> WebSearchRequest:
     limit = args.get("limit", DEFAULT_RESULTS)
     if type(limit) is not int or not 1 <= limit <= MAX_RESULTS:
         raise _refuse(f"limit must be an integer from 1 to {MAX_RESULTS}", "out_of_range")
-    return WebSearchRequest(query=_query(args.get("query")), limit=limit)
+    return {"query": _query(args.get("query")), "limit": limit}
 
 
 def _failed(error: WebSearchError) -> dict[str, Any]:
@@ -213,7 +216,9 @@ class WebSearchTool:
         sandbox.check_tool(self.name)
         sandbox.check_network(self.origin)
         try:
-            hits = await self.provider.search(request.query, request.limit, signal=context.signal)
+            # A fresh copy each call: what the provider does with its input cannot change the request.
+            asked = WebSearchInput(query=request["query"], limit=request["limit"])
+            hits = await self.provider.search(asked, signal=context.signal)
         except WebSearchError as error:
             return _cancelled() if error.reason == "cancelled" else _failed(error)
         except asyncio.CancelledError:
@@ -230,11 +235,11 @@ class WebSearchTool:
             return _failed(
                 WebSearchError("web search provider returned no result list", reason="provider_error")
             )
-        found = normalise_results(hits, request.limit)
+        found = normalise_results(hits, request["limit"])
         return {
             "status": "success",
             "structured_content": {
-                "query": request.query,
+                "query": request["query"],
                 "results": found.results,
                 "truncated": found.truncated,
                 "dropped": found.dropped,

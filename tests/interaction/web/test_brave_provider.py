@@ -150,7 +150,7 @@ async def test_w10_a_connection_that_never_completes_times_out(blackhole: str) -
     provider = create_brave_web_search_provider(api_key=KEY, base_url=blackhole, timeout_ms=300)
     started = time.monotonic()
     with pytest.raises(WebSearchError) as info:
-        await provider.search("q", 5)
+        await provider.search({"query": "q", "limit": 5})
     assert info.value.reason == "timeout"
     assert time.monotonic() - started < 2
     assert threading.active_count() == threads
@@ -162,7 +162,7 @@ async def test_a_refused_connection_is_a_transport_error() -> None:
         port = probe.getsockname()[1]
     provider = create_brave_web_search_provider(api_key=KEY, base_url=f"http://127.0.0.1:{port}")
     with pytest.raises(WebSearchError) as info:
-        await provider.search("q", 5)
+        await provider.search({"query": "q", "limit": 5})
     assert info.value.reason == "transport_error"
     assert str(info.value) == "could not connect to the web search provider"
 

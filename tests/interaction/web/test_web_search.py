@@ -18,6 +18,7 @@ from ditto_tui.interaction import (
     create_interaction_worker,
     create_web_search_tool,
 )
+from ditto_tui.interaction.web_search import WebSearchInput
 from ditto_tui.runtime import create_ditto
 from ditto_tui.signal import CancelSignal
 from tests.interaction.web.loopback import LoopbackServer, Reply, brave_json, hit, trickle
@@ -145,7 +146,7 @@ def test_the_tool_declares_network_and_asks_for_approval() -> None:
 
 def test_a_provider_needs_an_origin_and_a_search_method() -> None:
     class NoOrigin:
-        async def search(self, query: str, limit: int, *, signal: CancelSignal | None = None) -> list[Any]:
+        async def search(self, input: WebSearchInput, signal: CancelSignal | None = None) -> list[Any]:
             return []
 
     with pytest.raises(ValidationError):
@@ -315,7 +316,7 @@ async def test_w14_the_providers_own_key_is_never_sent_as_a_query() -> None:
         result = await web_search(server, {"query": "BSAq7 Tk 9z Secret_Key-0123456789"})
         provider = create_brave_web_search_provider(api_key="plainkey0123456789", base_url=server.base_url)
         with pytest.raises(WebSearchError) as info:
-            await provider.search("what is plainkey0123456789", 5)
+            await provider.search({"query": "what is plainkey0123456789", "limit": 5})
     assert result.status == "success" and info.value.reason == "query_rejected"
     assert len(server.requests) == 1
 
@@ -354,14 +355,16 @@ async def test_an_already_cancelled_signal_sends_nothing() -> None:
 
 
 class ScriptedProvider:
-    """A provider port implementation that answers from a list or raises."""
+    """A provider in the seed's shape ``search(input, signal=None)``; answers from a list or raises."""
 
     origin = "https://search.example"
 
     def __init__(self, answer: Any) -> None:
         self.answer = answer
+        self.asked: list[tuple[Any, Any]] = []
 
-    async def search(self, query: str, limit: int, *, signal: CancelSignal | None = None) -> Any:
+    async def search(self, input: WebSearchInput, signal: CancelSignal | None = None) -> Any:
+        self.asked.append((input, signal))
         if isinstance(self.answer, BaseException):
             raise self.answer
         return self.answer
