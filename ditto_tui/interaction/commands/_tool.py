@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ditto_tui.config import CommandsConfig
 from ditto_tui.errors import PathError, ValidationError
 from ditto_tui.interaction.commands._output import Limits, command_outcome
 from ditto_tui.interaction.commands._plan import CommandPlan
@@ -19,8 +20,15 @@ COMMAND_TIMEOUT_SECONDS = 30.0
 """The deadline of one command; an executor configured with a shorter timeout wins."""
 
 HARD_CAPS = {"max_entries": 10_000, "max_output_bytes": 1024 * 1024, "max_error_bytes": 64 * 1024}
+DEFAULT_LIMITS = {"max_entries": 1000, "max_output_bytes": 64 * 1024, "max_error_bytes": 8 * 1024}
+# The config's spelling of each option (``interaction.commands`` in ditto.yaml), beside the Python one.
+_CAMEL_OPTIONS = {
+    "maxEntries": "max_entries",
+    "maxOutputBytes": "max_output_bytes",
+    "maxErrorBytes": "max_error_bytes",
+}
 EFFECTS: tuple[str, ...] = ("execute",)
-"""What the command tools declare: they spawn processes, so they need ``execute`` (and only that)."""
+"""What the command tools declare: they spawn processes (descriptive; the spawn checks ``execute``)."""
 
 _SPECS_BY_NAME = {spec.name: spec for spec in SPECS}
 
@@ -112,19 +120,57 @@ class CommandTool:
         return command_outcome(self.name, argv, result, self.limits, workspace=sandbox.workspace)
 
 
+def _options(options: CommandsConfig | Mapping[str, Any] | None) -> dict[str, object]:
+    """The options as Python keywords: the config's group, or its mapping in either spelling."""
+    if options is None:
+        return {}
+    if isinstance(options, CommandsConfig):
+        return dict(options.as_kwargs())
+    if not isinstance(options, Mapping):
+        raise ValidationError(
+            "command tool options must be the config's interaction.commands group or a mapping",
+            code="invalid_options",
+        )
+    given: dict[str, object] = {}
+    for key, value in options.items():
+        name = _CAMEL_OPTIONS.get(key, key)
+        if name not in HARD_CAPS:
+            raise ValidationError(f"unknown command tool option {str(key)[:40]!r}", code="invalid_options")
+        if name in given:
+            raise ValidationError(f"command tool option {name!r} is given twice", code="invalid_options")
+        if value is not None:  # an empty YAML key takes its default, as in the config
+            given[name] = value
+    return given
+
+
 def create_read_only_command_tools(
-    max_entries: int = 1000, max_output_bytes: int = 65536, max_error_bytes: int = 8192
+    options: CommandsConfig | Mapping[str, Any] | None = None,
+    /,
+    *,
+    max_entries: int | None = None,
+    max_output_bytes: int | None = None,
+    max_error_bytes: int | None = None,
 ) -> list[CommandTool]:
     """The 14 read-only command tools (grep, ls, cat, find, head, tail, wc, sort, uniq, cut, stat, file,
     du, pwd); nothing is registered or granted.
 
-    Each result keeps at most ``max_entries`` lines, ``max_output_bytes`` of stdout and ``max_error_bytes``
-    of stderr (hard caps 10,000 / 1 MiB / 64 KiB; values outside 1..cap raise ``invalid_limit``).
+    ``options`` is the config's ``interaction.commands`` group as is (a ``CommandsConfig``, or its
+    mapping with ``maxEntries`` or ``max_entries`` keys); a keyword given here wins over it. Each
+    result keeps at most ``max_entries`` lines (default 1000), ``max_output_bytes`` of stdout (64 KiB)
+    and ``max_error_bytes`` of stderr (8 KiB); hard caps 10,000 / 1 MiB / 64 KiB, and values outside
+    1..cap raise ``invalid_limit``.
     """
+    chosen = {**DEFAULT_LIMITS, **_options(options)}
+    keywords = {
+        "max_entries": max_entries,
+        "max_output_bytes": max_output_bytes,
+        "max_error_bytes": max_error_bytes,
+    }
+    chosen.update({name: value for name, value in keywords.items() if value is not None})
     limits = Limits(
-        max_entries=_limit("max_entries", max_entries),
-        max_output_bytes=_limit("max_output_bytes", max_output_bytes),
-        max_error_bytes=_limit("max_error_bytes", max_error_bytes),
+        max_entries=_limit("max_entries", chosen["max_entries"]),
+        max_output_bytes=_limit("max_output_bytes", chosen["max_output_bytes"]),
+        max_error_bytes=_limit("max_error_bytes", chosen["max_error_bytes"]),
     )
     return [CommandTool(spec=spec, limits=limits) for spec in SPECS]
 
