@@ -20,7 +20,6 @@ from ditto_tui.errors import (
 )
 from ditto_tui.interaction.results import parse_outcome, validation_summary
 from ditto_tui.runtime.worker import WorkerContext
-from ditto_tui.sandbox import EFFECTS
 from ditto_tui.sanitize import sanitize_public_message
 
 if TYPE_CHECKING:
@@ -40,7 +39,10 @@ class RegisteredTool(Protocol):
     @property
     def input_schema(self) -> Mapping[str, Any]: ...
     @property
-    def effects(self) -> Sequence[str]: ...
+    def effects(self) -> Sequence[str] | None:
+        """What the tool says it does (read/write/execute/network); optional and descriptive only."""
+        ...
+
     @property
     def requires_approval(self) -> bool: ...
 
@@ -63,14 +65,16 @@ def _accept_any(_args: Mapping[str, Any]) -> None:
 class Tool:
     """A ready :class:`RegisteredTool` built from plain functions.
 
-    ``effects`` must be declared (an empty list says the tool has none); ``requires_approval`` asks the
-    approval gate for a decision before every execution unless a policy rule decides.
+    ``effects`` is optional and descriptive, as in the seed: ``None`` declares nothing, an empty list
+    says the tool has no effects. The sandbox refuses at the point of access (a read, a write, a spawn,
+    a network origin), never because of a declaration. ``requires_approval`` asks the approval gate
+    for a decision before every execution unless a policy rule decides.
     """
 
     name: str
     input_schema: Mapping[str, Any]
     execute_fn: ExecuteFunction
-    effects: Sequence[str]
+    effects: Sequence[str] | None = None
     description: str | None = None
     requires_approval: bool = False
     validate_fn: ValidateFunction = field(default=_accept_any)
@@ -86,7 +90,13 @@ class Tool:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolDefinition:
-    """What callers and models see of a registered tool: no executable parts."""
+    """What callers and models see of a registered tool: no executable parts.
+
+    ``effects`` holds the declared effects verbatim, unknown ones included (empty when none were
+    declared); ``effects_declared`` tells a tool that declared none (``effects`` absent or ``None``)
+    from one that declared an empty list. Both only describe the tool: approval policies and screens
+    read them, the sandbox does not.
+    """
 
     name: str
     description: str | None
@@ -94,6 +104,7 @@ class ToolDefinition:
     effects: tuple[str, ...]
     requires_approval: bool
     digest: str
+    effects_declared: bool = True
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -108,17 +119,22 @@ class PreparedCall:
     arguments_digest: str
 
 
+def _declared_effects(name: str, effects: object) -> tuple[str, ...]:
+    """The declared effects as a tuple of strings; an unknown descriptor is kept for the policy to see."""
+    if isinstance(effects, str | bytes) or not isinstance(effects, Iterable):
+        raise ValidationError(f"tool {name!r} effects must be a list of strings")
+    effect_list = tuple(effects)
+    if not all(isinstance(effect, str) and effect for effect in effect_list):
+        raise ValidationError(f"tool {name!r} effects must be a list of nonempty strings")
+    return effect_list
+
+
 def _definition(tool: RegisteredTool) -> ToolDefinition:
     name = getattr(tool, "name", None)
     if not isinstance(name, str) or not TOOL_NAME.match(name):
         raise ValidationError(f"tool name {name!r} must be 1-64 letters, digits, underscores or hyphens")
-    effects = getattr(tool, "effects", None)
-    if effects is None or isinstance(effects, str) or not isinstance(effects, Iterable):
-        raise ValidationError(f"tool {name!r} must declare its effects (an empty list for none)")
-    effect_list = tuple(effects)
-    unknown = [effect for effect in effect_list if effect not in EFFECTS]
-    if unknown:
-        raise ValidationError(f"tool {name!r} declares unknown effects {unknown!r}")
+    declared = getattr(tool, "effects", None)
+    effect_list = () if declared is None else _declared_effects(name, declared)
     schema = getattr(tool, "input_schema", None)
     if not isinstance(schema, Mapping):
         raise ValidationError(f"tool {name!r} needs an input schema object")
@@ -139,6 +155,7 @@ def _definition(tool: RegisteredTool) -> ToolDefinition:
         effects=effect_list,
         requires_approval=bool(getattr(tool, "requires_approval", False)),
         digest=tool_digest(name=name, description=description, input_schema=schema, effects=effect_list),
+        effects_declared=declared is not None,
     )
 
 
@@ -188,24 +205,22 @@ class ToolRegistry:
         return list(self._tools)
 
     def list(self, context: WorkerContext) -> list[ToolDefinition]:
-        """Definitions of the tools the sandbox permits (name and declared effects), without functions."""
-        sandbox = context.services.sandbox
-        return [
-            definition
-            for _tool, definition in self._tools.values()
-            if sandbox.allows_tool(definition.name) and sandbox.allows_effects(definition.effects)
-        ]
+        """Definitions of the tools the sandbox grants by name, without functions.
+
+        Declared effects do not hide a granted tool: the sandbox refuses at the point of access.
+        """
+        allows_tool = context.services.sandbox.allows_tool
+        return [definition for _tool, definition in self._tools.values() if allows_tool(definition.name)]
 
     def prepare(self, call: ToolCall | Mapping[str, Any], context: WorkerContext) -> PreparedCall:
-        """Check the call id, tool permission, registration, effects and arguments, in that order."""
-        parsed = _parse_call(call)
-        sandbox = context.services.sandbox
-        sandbox.check_tool(parsed.name)
-        entry = self._tools.get(parsed.name)
+        """Check the call id, tool permission, registration and arguments, in the seed's order."""
+        name = _checked_id_and_name(call)
+        context.services.sandbox.check_tool(name)
+        entry = self._tools.get(name)
         if entry is None:
-            raise UnknownToolError(f"no tool named {parsed.name!r} is registered")
+            raise UnknownToolError(f"no tool named {name!r} is registered")
         tool, definition = entry
-        sandbox.check_effects(definition.effects)
+        parsed = _parse_call(call)
         canonical = canonical_json(parsed.arguments)
         arguments: dict[str, Any] = json.loads(canonical)
         self.validate_arguments(definition, tool, arguments)
@@ -259,11 +274,22 @@ class ToolRegistry:
         return await self.execute(self.prepare(call, context), context)
 
 
-def _parse_call(call: ToolCall | Mapping[str, Any]) -> ToolCall:
+def _checked_id_and_name(call: ToolCall | Mapping[str, Any]) -> Any:
+    """Check the call id and return the name as given, for the permission check that comes next."""
     if isinstance(call, ToolCall):
-        return call
+        return call.name
     if not isinstance(call, Mapping):
         raise ValidationError("call must be an object with id, name and arguments")
+    call_id = call.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        raise ValidationError("invalid tool call: id must be a nonempty string")
+    return call.get("name")
+
+
+def _parse_call(call: ToolCall | Mapping[str, Any]) -> ToolCall:
+    """The whole call, validated once its id, permission and registration are known to hold."""
+    if isinstance(call, ToolCall):
+        return call
     try:
         return ToolCall.model_validate(call)
     except pydantic.ValidationError as exc:

@@ -98,7 +98,12 @@ class Sandbox:
             raise _denied("running commands is not allowed by the sandbox", "execute_not_allowed")
 
     def check_effects(self, effects: Iterable[str]) -> None:
-        """Raise unless every declared effect is granted; an unknown effect fails closed."""
+        """Raise unless every effect in ``effects`` is granted; an unknown effect raises too.
+
+        A description for screens that show declared effects beside the grants: no access is refused
+        through it. Declared effects are descriptive (the seed); the refusal happens at the point of
+        access, in :meth:`read_text`, :meth:`write_text`, :meth:`run` and :meth:`check_network`.
+        """
         for effect in (effects,) if isinstance(effects, str) else effects:
             if effect not in EFFECTS:
                 raise _denied(f"unknown effect {_quote(effect)}", "unknown_effect")

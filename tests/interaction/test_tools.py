@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from ditto_tui.runtime import WorkerContext, create_ditto
 class Spy:
     """A tool whose validate and execute record every call."""
 
-    def __init__(self, outcome: Any = None, *, effects: tuple[str, ...] = (), name: str = "spy") -> None:
+    def __init__(self, outcome: Any = None, *, effects: Sequence[str] | None = (), name: str = "spy") -> None:
         self.validated: list[Mapping[str, Any]] = []
         self.executed: list[Mapping[str, Any]] = []
         self.outcome = outcome if outcome is not None else {"status": "success", "content": "ok"}
@@ -49,9 +49,12 @@ def call(name: str = "spy", arguments: Mapping[str, Any] | None = None, id: str 
     return {"call": {"id": id, "name": name, "arguments": dict(arguments or {})}}
 
 
-async def invoke(spy: Spy, sandbox: Mapping[str, Any], payload: Any, tmp_path: Path) -> ExternalResult:
+async def invoke(
+    tool: Spy | Tool, sandbox: Mapping[str, Any], payload: Any, tmp_path: Path
+) -> ExternalResult:
+    registered = tool.tool if isinstance(tool, Spy) else tool
     async with create_ditto(
-        sandbox=sandbox, workspace=tmp_path, workers=[create_interaction_worker(tools=[spy.tool])]
+        sandbox=sandbox, workspace=tmp_path, workers=[create_interaction_worker(tools=[registered])]
     ) as runtime:
         result: ExternalResult = await runtime.invoke("INTERACTION.ACT.TOOL", payload)
         return result
@@ -102,33 +105,109 @@ async def test_s01_tool_not_allowed_is_refused_before_validation_and_not_listed(
         assert registry.list(context) == []
 
 
-async def test_s02_declared_effects_beyond_the_grant_are_refused(tmp_path: Path) -> None:
-    spy = Spy(effects=("read", "network"))
-    with pytest.raises(PermissionDeniedError):
-        await invoke(spy, {"tools": ["spy"], "read": True}, call(), tmp_path)
-    assert spy.validated == [] and spy.executed == []
-    async with create_ditto(sandbox={"tools": ["spy"], "read": True}, workspace=tmp_path) as runtime:
-        assert ToolRegistry([spy.tool]).list(runtime.create_context()) == []
+class Accessor:
+    """A tool that touches what its arguments name, through the sandbox, whatever it declares."""
+
+    def __init__(self, *, effects: Sequence[str] | None, name: str = "access") -> None:
+        self.executed = 0
+        self.tool = Tool(name=name, input_schema={"type": "object"}, effects=effects, execute_fn=self.execute)
+
+    async def execute(self, args: Mapping[str, Any], context: WorkerContext) -> Any:
+        self.executed += 1
+        sandbox = context.services.sandbox
+        match args["do"]:
+            case "read":
+                return {"status": "success", "content": sandbox.read_text("note.txt")}
+            case "write":
+                sandbox.write_text("out.txt", "x")
+            case "execute":
+                await sandbox.run("true", [])
+            case "network":
+                sandbox.check_network("https://api.search.brave.com")
+        return {"status": "success", "content": "done"}
 
 
-def test_s03_unknown_or_missing_effects_are_not_registrable() -> None:
-    with pytest.raises(ValidationError, match="unknown effects"):
-        ToolRegistry([Spy(effects=("exfiltrate",)).tool])
+async def _access(
+    accessor: Accessor, granted: Mapping[str, Any], do: str, tmp_path: Path
+) -> ExternalResult | PermissionDeniedError:
+    (tmp_path / "note.txt").write_text("hello", encoding="utf-8")
+    sandbox = {"tools": [accessor.tool.name], **granted}
+    try:
+        return await invoke(accessor.tool, sandbox, call(accessor.tool.name, {"do": do}), tmp_path)
+    except PermissionDeniedError as error:
+        return error
 
-    class NoEffects:
-        name = "noeffects"
+
+@pytest.mark.parametrize(
+    ("do", "code"),
+    [
+        ("read", "read_not_allowed"),
+        ("write", "write_not_allowed"),
+        ("execute", "execute_not_allowed"),
+        ("network", "network_not_allowed"),
+    ],
+)
+@pytest.mark.parametrize("declared", [None, (), ("read", "write", "execute", "network")])
+async def test_s02_the_sandbox_refuses_at_the_point_of_access_whatever_is_declared(
+    tmp_path: Path, do: str, code: str, declared: tuple[str, ...] | None
+) -> None:
+    accessor = Accessor(effects=declared)
+    outcome = await _access(accessor, {}, do, tmp_path)
+    assert isinstance(outcome, PermissionDeniedError) and outcome.code == code
+    assert accessor.executed == 1  # reached execute: the refusal came at the access, not before
+
+
+async def test_s02_declared_effects_beyond_the_grant_refuse_nothing(tmp_path: Path) -> None:
+    """Revised S-02: ``read`` granted, the tool declares ``read+network``; it is listed and its read runs."""
+    accessor = Accessor(effects=("read", "network"))
+    outcome = await _access(accessor, {"read": True}, "read", tmp_path)
+    assert isinstance(outcome, ExternalResult) and outcome.content == "hello"
+    async with create_ditto(sandbox={"tools": ["access"], "read": True}, workspace=tmp_path) as runtime:
+        listed = ToolRegistry([accessor.tool]).list(runtime.create_context())
+    assert [definition.name for definition in listed] == ["access"]
+    assert listed[0].effects == ("read", "network") and listed[0].effects_declared
+
+
+@pytest.mark.parametrize("declared", [None, ("exfiltrate",), ("read", "READ")])
+async def test_s03_unknown_or_missing_effects_are_registrable_listed_and_run(
+    tmp_path: Path, declared: tuple[str, ...] | None
+) -> None:
+    accessor = Accessor(effects=declared)
+    registry = ToolRegistry([accessor.tool])
+    definition = registry.definition("access")
+    assert definition is not None
+    assert definition.effects == (declared or ()) and definition.effects_declared is (declared is not None)
+    async with create_ditto(sandbox={"tools": ["access"]}, workspace=tmp_path) as runtime:
+        assert registry.list(runtime.create_context()) == [definition]
+    outcome = await _access(accessor, {}, "none", tmp_path)
+    assert isinstance(outcome, ExternalResult) and outcome.status == "success"
+
+
+def test_s03_a_tool_without_an_effects_attribute_is_registrable_as_declaring_none() -> None:
+    """The seed's ``missingRecordTool`` declares no effects at all; the policy sees ``effects_declared``."""
+
+    class MissingRecord:
+        name = "lookup"
         description = None
         input_schema: Mapping[str, Any] = {"type": "object"}
-        requires_approval = False
 
         def validate(self, args: Mapping[str, Any]) -> None:
             return None
 
         async def execute(self, args: Mapping[str, Any], context: WorkerContext) -> Any:
-            return {"status": "success", "content": "x"}
+            return {"status": "failed", "error": {"code": "NOT_FOUND", "message": "No matching record"}}
 
+    registry = ToolRegistry([MissingRecord()])  # type: ignore[list-item]
+    definition = registry.definition("lookup")
+    assert definition is not None and definition.effects == () and definition.effects_declared is False
+    declared_none = ToolRegistry([Spy(effects=()).tool]).definition("spy")
+    assert declared_none is not None and declared_none.effects_declared is True
+
+
+@pytest.mark.parametrize("effects", ["read", [None], [""], [1], 5])
+def test_effects_that_are_not_a_list_of_names_are_not_registrable(effects: Any) -> None:
     with pytest.raises(ValidationError, match="effects"):
-        ToolRegistry([NoEffects()])  # type: ignore[list-item]
+        ToolRegistry([Spy(effects=effects).tool])
 
 
 async def test_unregistered_tool_raises_after_the_permission_check(tmp_path: Path) -> None:
@@ -152,6 +231,7 @@ async def test_validate_refusal_raises_and_prevents_execute(tmp_path: Path) -> N
         {"status": "done", "content": "x"},
         {"status": "failed", "error": {"code": "E", "message": "line one\nline two"}},
         {"status": "failed", "error": {"code": "E", "message": "see /etc/shadow"}},
+        {"status": "failed", "error": {"code": "E", "message": "boom at run (src/app.js:1:2)"}},
         {"status": "success", "content": float("nan")},
         {"status": "success", "content": "x", "callId": "someone-else"},
         {"status": "success", "content": "x", "unknown": 1},

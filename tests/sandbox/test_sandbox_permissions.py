@@ -1,4 +1,4 @@
-"""Permissions, origin canonicalisation (ADVERSARIAL S-03, S-04) and the Sandbox checks."""
+"""Permissions, origin canonicalisation (ADVERSARIAL S-03, S-04) and the Sandbox checks at each access."""
 
 from __future__ import annotations
 
@@ -188,7 +188,8 @@ def test_flag_checks(check: str, code: str) -> None:
     getattr(Sandbox({"read": True, "write": True, "execute": True}), check)()
 
 
-def test_effects_need_matching_grants() -> None:
+def test_check_effects_describes_declared_effects_beside_the_grants() -> None:
+    """A description for screens (revised S-02): it answers, it gates no access."""
     everything = Sandbox({"read": True, "write": True, "execute": True, "network": [BRAVE]})
     assert EFFECTS == {"read", "write", "execute", "network"}
     assert everything.allows_effects(EFFECTS)
@@ -202,12 +203,20 @@ def test_effects_need_matching_grants() -> None:
 
 
 @pytest.mark.parametrize("effects", [["exfiltrate"], ["read", "READ"], [None], "exfiltrate"])
-def test_s03_unknown_effect_fails_closed(effects: list[object]) -> None:
-    everything = Sandbox({"read": True, "write": True, "execute": True, "network": [BRAVE]})
+def test_s03_an_unknown_effect_is_described_as_ungranted_and_gates_no_access(
+    tmp_path: Path, effects: list[object]
+) -> None:
+    granted = Sandbox({"read": True, "write": True, "network": [BRAVE]}, workspace=tmp_path)
     with pytest.raises(PermissionDeniedError) as caught:
-        everything.check_effects(effects)  # type: ignore[arg-type]
+        granted.check_effects(effects)  # type: ignore[arg-type]
     assert caught.value.code == "unknown_effect"
-    assert not everything.allows_effects(effects)  # type: ignore[arg-type]
+    assert not granted.allows_effects(effects)  # type: ignore[arg-type]
+    granted.write_text("a.txt", "x")
+    assert granted.read_text("a.txt") == "x"
+    granted.check_network(BRAVE)
+    with pytest.raises(PermissionDeniedError) as spawn:
+        granted.check_execute()
+    assert spawn.value.code == "execute_not_allowed"
 
 
 def test_workspace_must_be_an_existing_directory(tmp_path: Path) -> None:

@@ -1,11 +1,11 @@
 """The seed's 14 read-only command tools: structured arguments, fixed command shapes, bounded output.
 
-Effects: each tool declares ``["execute"]`` and nothing else. The tools spawn processes, and the seed's own
-setup grants exactly ``{"tools": [...], "execute": True}``; the tool registry refuses a tool whose declared
-effects exceed the grant, so declaring ``read`` as well would make that setup fail. Turning ``execute`` off
-therefore refuses all 14 tools (``pwd`` included) before any argument is read or any process is spawned,
-while ``read`` does not gate them: the sandbox's ``read`` permission covers its own file reads, not
-programs run under ``execute``.
+Effects: each tool declares ``["execute"]``, which describes it (they spawn processes) and gates nothing.
+The sandbox refuses at the point of access: each execution calls ``check_execute`` before it looks at a
+path or spawns, so with ``execute`` off all 14 tools (``pwd`` included) are refused after their arguments
+are checked and before anything on disk is touched. ``read`` does not gate them: the sandbox's ``read``
+permission covers its own file reads, not programs run under ``execute``; the seed's own setup grants
+exactly ``{"tools": [...], "execute": True}``.
 """
 
 from ditto_tui.interaction.commands._output import EXIT_CODE_ERROR

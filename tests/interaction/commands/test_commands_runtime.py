@@ -43,13 +43,14 @@ async def test_s05_without_execute_all_14_tools_are_refused_and_nothing_spawns(h
     assert harness.executor.calls == []
 
 
-async def test_s05_without_execute_no_command_tool_is_listed(hostile: Hostile) -> None:
+async def test_s05_granted_command_tools_are_listed_with_or_without_execute(hostile: Hostile) -> None:
+    """The seed: ``list(context)`` shows the tools granted by name; ``execute`` is checked at the spawn."""
     registry = ToolRegistry(create_read_only_command_tools())
-    for execute, listed in ((False, []), (True, list(ALL_TOOLS))):
+    for execute in (False, True):
         async with create_ditto(
             sandbox={"tools": list(ALL_TOOLS), "read": True, "execute": execute}, workspace=hostile.root
         ) as runtime:
-            assert [tool.name for tool in registry.list(runtime.create_context())] == listed
+            assert [tool.name for tool in registry.list(runtime.create_context())] == list(ALL_TOOLS)
 
 
 async def test_s05_execute_alone_is_enough_as_the_seed_grants_it(harness: CommandHarness) -> None:
@@ -143,7 +144,8 @@ async def test_cancelling_the_call_kills_the_command(hostile: Hostile) -> None:
     assert len(harness.executor.calls) == 1
 
 
-async def test_settings_come_from_ditto_yaml(hostile: Hostile, tmp_path: Path) -> None:
+async def test_seed_settings_come_from_ditto_yaml_passed_as_is(hostile: Hostile, tmp_path: Path) -> None:
+    """The seed: ``createReadOnlyCommandTools(config.interaction.commands)``, the group as is."""
     (hostile.root / "five").write_text("1\n2\n3\n4\n5\n")
     config_file = tmp_path / "ditto.yaml"
     config_file.write_text(
@@ -151,7 +153,7 @@ async def test_settings_come_from_ditto_yaml(hostile: Hostile, tmp_path: Path) -
         "interaction:\n  commands:\n    maxEntries: 2\n    maxOutputBytes: 1024\n    maxErrorBytes: 512\n"
     )
     config = load_runtime_config_file(config_file, {})
-    tools = create_read_only_command_tools(**config.interaction.commands.as_kwargs())
+    tools = create_read_only_command_tools(config.interaction.commands)
     async with create_ditto(
         config=config,
         sandbox_executor=CommandHarness(hostile.root).executor,
