@@ -14,7 +14,8 @@ from ditto_tui.runtime.events import (
     RunStarted,
 )
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
-from ditto_tui.supervise.gate import ApprovalGate, Approver
+from ditto_tui.supervise.gate import ApprovalGate
+from ditto_tui.supervise.inbox import Approver, Inbox
 from ditto_tui.supervise.journal import JournalError, RunJournal
 from ditto_tui.supervise.journal_read import JournalEntry, JournalRead, read_journal
 from ditto_tui.supervise.policy import ApprovalPolicy, ApprovalRule, Verdict
@@ -33,6 +34,7 @@ __all__ = [
     "DecisionRecorder",
     "Approver",
     "ExecutionEvent",
+    "Inbox",
     "JournalEntry",
     "JournalError",
     "JournalRead",

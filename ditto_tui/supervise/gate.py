@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 
@@ -23,6 +23,7 @@ from ditto_tui.runtime.approval import Approval
 from ditto_tui.runtime.events import ApprovalResolved, ExecutionEvent
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.supervise.inbox import Approver, Inbox
 from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
@@ -35,15 +36,6 @@ if TYPE_CHECKING:
 APPROVING = frozenset({"approve", "approve_always"})
 
 MAX_FRESH_REQUESTS = 3
-
-
-@runtime_checkable
-class Approver(Protocol):
-    """Whoever decides: a person in the TUI, a fixed answer in headless runs, a test."""
-
-    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Answer one request."""
-        ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,13 +86,6 @@ def _no_validation(_arguments: Mapping[str, Any]) -> None:
     return None
 
 
-@dataclass
-class _Pending:
-    request: ApprovalRequest
-    withdrawn: asyncio.Future[None]
-    revalidate: Callable[[Mapping[str, Any]], None]
-
-
 class ApprovalGate:
     """Sits in front of the tool and MCP registries (``create_interaction_worker(..., approval=gate)``).
 
@@ -128,8 +113,10 @@ class ApprovalGate:
         self.approver = approver
         self.timeout = timeout
         self.recorder = recorder
+        # An inbox given as the approver (the TUI's) is the table a person answers; any other approver
+        # is consulted by an inbox of the gate's own. Either way the inbox is the one pending table.
+        self.inbox = approver if isinstance(approver, Inbox) else Inbox(approver)
         self._always: set[tuple[str, str]] = set()
-        self._pending: dict[str, _Pending] = {}
         self._ids = itertools.count(1)
         self._session = uuid.uuid4().hex[:8]
 
@@ -143,16 +130,12 @@ class ApprovalGate:
     # -- what the UI sees -----------------------------------------------------------------------------
 
     def pending(self) -> list[ApprovalRequest]:
-        """Requests waiting for a decision, oldest first."""
-        return [entry.request for entry in self._pending.values()]
+        """Requests waiting for a decision, oldest first (those of :attr:`inbox`)."""
+        return self.inbox.pending()
 
     def withdraw(self, request_id: str) -> bool:
         """End a pending request as ``cancelled`` without executing it; False if it is not pending."""
-        entry = self._pending.get(request_id)
-        if entry is None or entry.withdrawn.done():
-            return False
-        entry.withdrawn.set_result(None)
-        return True
+        return self.inbox.withdraw(request_id)
 
     def always_approved(self) -> list[str]:
         """Tools approved for the rest of this session."""
@@ -167,10 +150,9 @@ class ApprovalGate:
     def check_arguments(self, request_id: str, arguments: Mapping[str, Any]) -> None:
         """Check edited arguments for a pending request as approving them would: JSON, then the tool's
         own ``validate``. Raises :class:`ValidationError` saying why they would be refused."""
-        entry = self._pending.get(request_id)
-        if entry is None:
+        if self.inbox.get(request_id) is None:
             raise ValidationError(f"approval request {request_id!r} is not pending")
-        _edited_arguments(arguments, entry.revalidate)
+        self.inbox.check_arguments(request_id, arguments)
 
     # -- registered tools -----------------------------------------------------------------------------
 
@@ -351,31 +333,13 @@ class ApprovalGate:
         signal: CancelSignal | None,
         revalidate: Callable[[Mapping[str, Any]], None],
     ) -> ApprovalDecision | str:
-        assert self.approver is not None
-        loop = asyncio.get_running_loop()
-        entry = _Pending(request, loop.create_future(), revalidate)
-        self._pending[request.request_id] = entry
-        deciding = asyncio.ensure_future(self.approver.decide(request))
-        watchers: set[asyncio.Future[Any]] = {deciding, entry.withdrawn}
-        watching = asyncio.ensure_future(signal.wait()) if signal is not None else None
-        if watching is not None:
-            watchers.add(watching)
-        try:
-            done, _ = await asyncio.wait(
-                watchers, timeout=request.timeout_seconds, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            del self._pending[request.request_id]
-            for future in watchers:
-                if not future.done():
-                    future.cancel()
-            if not deciding.done():
-                await asyncio.gather(deciding, return_exceptions=True)
-        if not done:
-            return "timeout"
-        if entry.withdrawn in done or watching in done or (signal is not None and signal.cancelled):
+        def check(arguments: Mapping[str, Any]) -> None:
+            _edited_arguments(arguments, revalidate)
+
+        answer = await self.inbox.ask(request, timeout=request.timeout_seconds, signal=signal, check=check)
+        if signal is not None and signal.cancelled:
             return "withdrawn"
-        return _decision_of(deciding)
+        return answer
 
     def _apply(
         self,
@@ -431,16 +395,6 @@ class ApprovalGate:
         )
         if decision in APPROVING and self.recorder is not None and isinstance(event, ApprovalResolved):
             self.recorder.record(event)  # raises: an approval that is not on the record does not execute
-
-
-def _decision_of(deciding: asyncio.Future[Any]) -> ApprovalDecision:
-    """The approver's answer; an approver that fails or answers nonsense denies (fail closed)."""
-    if deciding.cancelled() or deciding.exception() is not None:
-        return ApprovalDecision(kind="deny", reason="The approver failed to decide")
-    decision = deciding.result()
-    if not isinstance(decision, ApprovalDecision):
-        return ApprovalDecision(kind="deny", reason="The approver gave an invalid decision")
-    return decision
 
 
 def _edited_arguments(arguments: Mapping[str, Any], revalidate: Callable[[Mapping[str, Any]], None]) -> str:

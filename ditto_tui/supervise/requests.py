@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ditto_tui.contracts import ToolCall
 from ditto_tui.errors import ValidationError
@@ -45,6 +45,9 @@ class ApprovalRequest:
     timeout_seconds: float | None = None
     title: str | None = None
     annotations: Mapping[str, Any] | None = None
+
+    kind: ClassVar[Literal["tool_call"]] = "tool_call"
+    """What is asked: the approval of a tool call (the inbox holds other kinds of requests too)."""
 
     @property
     def arguments(self) -> Mapping[str, Any]:
