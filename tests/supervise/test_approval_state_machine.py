@@ -1,12 +1,16 @@
-"""Hypothesis state machine: executed ⇒ approved with exactly these arguments, at most once.
+"""Hypothesis state machine: executed ⇒ approved with exactly these arguments, at most once, and
+recorded before it ran.
 
 Sequences of request / approve (possibly edited) / deny / duplicate / stale id / mutate-then-approve /
-withdraw / cancel / time passing are driven against a real gate, runtime and queue approver.
+withdraw / cancel / time passing / the record failing and recovering are driven against a real gate,
+runtime, inbox and decision recorder. Each execution must have exactly one recorded decision, bound to
+the arguments that ran, on the record when it started.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -15,9 +19,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from ditto_tui.digest import canonical_json
+from ditto_tui.digest import arguments_digest, canonical_json
+from ditto_tui.errors import DittoError
 from ditto_tui.interaction import Tool, create_interaction_worker
-from ditto_tui.runtime import WorkerContext, create_ditto
+from ditto_tui.runtime import ApprovalResolved, WorkerContext, create_ditto
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
 from tests.properties import examples
 
@@ -25,11 +30,30 @@ TIMEOUT = 0.02
 WORKSPACE = Path(__file__).parent
 
 
+class Recorder:
+    """A decision recorder that keeps what it was given, and refuses while ``failing`` (a full disk)."""
+
+    def __init__(self) -> None:
+        self.records: list[ApprovalResolved] = []
+        self.failing = False
+
+    def ready(self, run_id: str) -> None:
+        if self.failing:
+            raise DittoError("the record is failing")
+
+    def record(self, decision: ApprovalResolved) -> None:
+        if self.failing:
+            raise DittoError("the record is failing")
+        self.records.append(decision)
+
+
 class ApprovalMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
         self.executions: list[tuple[str | None, str]] = []
+        self.recorder = Recorder()
+        self.on_record_at_start: list[list[ApprovalResolved]] = []
         self.approver = QueueApprover()
         self.requests: dict[str, ApprovalRequest] = {}
         self.shown: dict[str, str] = {}
@@ -46,7 +70,7 @@ class ApprovalMachine(RuleBasedStateMachine):
             validate_fn=self._validate,
             execute_fn=self._execute,
         )
-        self.gate = ApprovalGate(approver=self.approver, timeout=TIMEOUT)
+        self.gate = ApprovalGate(approver=self.approver, timeout=TIMEOUT, recorder=self.recorder)
         self.runtime = create_ditto(
             sandbox={"tools": ["write"]},
             workspace=WORKSPACE,
@@ -62,6 +86,9 @@ class ApprovalMachine(RuleBasedStateMachine):
         approval = context.approval
         assert approval is not None
         self.executions.append((approval.request_id, canonical_json(args)))
+        self.on_record_at_start.append(
+            [record for record in self.recorder.records if record.request_id == approval.request_id]
+        )
         return {"status": "success", "content": "ok"}
 
     def _seen(self, request: ApprovalRequest) -> None:
@@ -153,6 +180,11 @@ class ApprovalMachine(RuleBasedStateMachine):
         task.cancel()
         self.settle()
 
+    @rule(failing=st.booleans())
+    def record_fails_or_recovers(self, failing: bool) -> None:
+        self.recorder.failing = failing
+        self.settle()
+
     @rule()
     def time_passes(self) -> None:
         before = {r.request_id for r in self.approver.pending()}
@@ -167,6 +199,19 @@ class ApprovalMachine(RuleBasedStateMachine):
         for request_id, arguments in self.executions:
             assert request_id in self.approved, "executed without an approval"
             assert arguments == self.approved[request_id], "executed other arguments than approved"
+
+    @invariant()
+    def each_execution_had_exactly_one_recorded_decision_for_what_ran(self) -> None:
+        for (_request_id, arguments), records in zip(self.executions, self.on_record_at_start, strict=True):
+            assert len(records) == 1, "executed without exactly one recorded decision"
+            (record,) = records
+            assert record.decision in ("approve", "approve_always")
+            assert record.arguments_digest == arguments_digest(json.loads(arguments))
+
+    @invariant()
+    def the_gate_and_the_person_read_one_inbox(self) -> None:
+        assert self.gate.inbox is self.approver
+        assert self.gate.pending() == self.approver.pending()
 
     @invariant()
     def nothing_denied_withdrawn_timed_out_or_mutated_executes(self) -> None:
