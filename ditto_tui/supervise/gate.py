@@ -23,6 +23,7 @@ from ditto_tui.runtime.approval import Approval
 from ditto_tui.runtime.events import ApprovalResolved, ExecutionEvent
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.schema import check_against_schema
 from ditto_tui.supervise.inbox import Approver, Inbox
 from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
@@ -172,7 +173,10 @@ class ApprovalGate:
             tool_digest=definition.digest,
             canonical_arguments=prepared.canonical_arguments,
             arguments_digest=prepared.arguments_digest,
-            revalidate=lambda arguments: registry.validate_arguments(definition, prepared.tool, arguments),
+            revalidate=_schema_then(
+                definition.input_schema,
+                lambda arguments: registry.validate_arguments(definition, prepared.tool, arguments),
+            ),
         )
         verdict = self.policy.for_tool(definition.name, definition.requires_approval)
         if verdict.decision == "allow" and not definition.requires_approval:
@@ -212,7 +216,7 @@ class ApprovalGate:
             tool_digest=tool_digest(name=label, description=description, input_schema=schema, effects=()),
             canonical_arguments=canonical,
             arguments_digest=arguments_digest(json.loads(canonical)),
-            revalidate=_no_validation,
+            revalidate=_schema_then(schema, _no_validation),
             title=_title(annotations),
             annotations=annotations,
         )
@@ -395,6 +399,24 @@ class ApprovalGate:
         )
         if decision in APPROVING and self.recorder is not None and isinstance(event, ApprovalResolved):
             self.recorder.record(event)  # raises: an approval that is not on the record does not execute
+
+
+def _schema_then(
+    schema: Mapping[str, Any] | None, validate: Callable[[Mapping[str, Any]], None]
+) -> Callable[[Mapping[str, Any]], None]:
+    """Edited arguments are checked against the input schema first (the same compiled validator the
+    forms use), then by the tool's own ``validate``: a headless or library approver's edit gets the same
+    checks as one made in the approval view, and an MCP edit is checked against the server's schema."""
+
+    def check(arguments: Mapping[str, Any]) -> None:
+        problems = check_against_schema(schema, arguments)
+        if problems:
+            raise ValidationError(
+                "the edited arguments do not match the input schema: " + "; ".join(problems)
+            )
+        validate(arguments)
+
+    return check
 
 
 def _edited_arguments(arguments: Mapping[str, Any], revalidate: Callable[[Mapping[str, Any]], None]) -> str:

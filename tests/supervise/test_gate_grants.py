@@ -80,8 +80,11 @@ async def test_check_arguments_runs_the_tools_own_validate_for_a_pending_request
         await asyncio.sleep(0.001)
     (request,) = approver.pending()
     gate.check_arguments(request.request_id, {"text": "final"})
-    with pytest.raises(ValidationError, match="exactly one string field"):
+    with pytest.raises(ValidationError, match="do not match the input schema: text: 3 is not of type"):
         gate.check_arguments(request.request_id, {"text": 3})
+    # The schema allows other fields; the tool's own validate does not.
+    with pytest.raises(ValidationError, match="exactly one string field"):
+        gate.check_arguments(request.request_id, {"text": "final", "extra": 1})
     with pytest.raises(ValidationError, match="not JSON-compatible"):
         gate.check_arguments(request.request_id, {"text": float("nan")})
     approver.resolve(request.request_id, ApprovalDecision(kind="approve", arguments={"text": "final"}))

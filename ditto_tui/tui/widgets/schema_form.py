@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
 
-import jsonschema
-import referencing.exceptions
-from jsonschema.protocols import Validator
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -22,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, Switch, TextArea
 
 from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.schema import MAX_VALIDATED_DEPTH, compile_validator, nesting_depth, schema_errors
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.text import editable_json, is_plain_line, render_untrusted
 
@@ -57,10 +55,6 @@ MAX_DEPTH = 8
 """The deepest structure the form takes on (ADVERSARIAL U-10): a value nesting more levels of objects
 and arrays than this, or a schema nesting more levels of subschemas (each level is two steps of its
 JSON, ``properties`` then the member), opens in the JSON editor with a note saying why."""
-
-MAX_VALIDATED_DEPTH = 64
-"""A schema whose JSON nests deeper than this is not compiled into a validator: checking it against the
-metaschema recurses once per level and could exhaust the stack. The tool still checks the arguments."""
 
 ArgumentsValidator = Callable[[Mapping[str, Any]], None]
 """A tool's own ``validate(args)``: raises to refuse the arguments."""
@@ -148,29 +142,6 @@ def field_kind(schema: object) -> FieldKind:
     if kind == "object" and isinstance(schema.get("properties"), Mapping) and schema["properties"]:
         return FieldKind.OBJECT
     return FieldKind.JSON
-
-
-def nesting_depth(value: object, limit: int) -> int:
-    """How many levels of objects and arrays ``value`` nests (a scalar is 0), counted up to ``limit + 1``.
-
-    Iterative, so a hostile structure of any depth is measured without recursion; the walk stops as soon
-    as it is known to be deeper than ``limit``.
-    """
-    deepest = 0
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            members: Iterable[object] = item.values()
-        elif isinstance(item, list | tuple):
-            members = item
-        else:
-            continue
-        deepest = max(deepest, depth + 1)
-        if deepest > limit:
-            return deepest
-        stack.extend((member, depth + 1) for member in members)
-    return deepest
 
 
 def json_only_reason(schema: Mapping[str, Any], value: Mapping[str, Any] | None = None) -> str | None:
@@ -294,39 +265,6 @@ def _same_json(left: object, right: object) -> bool:
 
 
 # --- validation ----------------------------------------------------------------------------------------
-
-
-def compile_validator(schema: Mapping[str, Any]) -> tuple[Validator | None, str | None]:
-    """A validator for ``schema`` built once (its draft from ``$schema``, 2020-12 by default), or why not.
-
-    The schema is checked against its metaschema first; remote ``$ref`` targets are never fetched. A
-    schema deeper than :data:`MAX_VALIDATED_DEPTH` is not checked at all (only the tool checks then).
-    """
-    if nesting_depth(schema, MAX_VALIDATED_DEPTH) > MAX_VALIDATED_DEPTH:
-        return None, None
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(dict(schema))
-    except jsonschema.SchemaError as exc:
-        return None, f"the input schema is invalid: {exc.message}"
-    except RecursionError:
-        return None, "the input schema nests too deeply to be checked here"
-    return cls(dict(schema), format_checker=cls.FORMAT_CHECKER), None
-
-
-def schema_errors(validator: Validator, arguments: Mapping[str, Any]) -> list[str]:
-    """Every schema violation of ``arguments``, as ``path: message`` lines in document order."""
-    try:
-        errors = sorted(validator.iter_errors(arguments), key=lambda error: list(map(str, error.path)))
-    except referencing.exceptions.Unresolvable as exc:
-        return [f"the input schema has a reference that cannot be resolved: {exc}"]
-    except RecursionError:  # a recursive schema walking a deep value: refuse rather than crash
-        return ["(arguments): nested too deeply to check against the input schema"]
-    lines = []
-    for error in errors:
-        where = ".".join(str(part) for part in error.absolute_path) or "(arguments)"
-        lines.append(f"{where}: {error.message}")
-    return lines
 
 
 # --- widgets -------------------------------------------------------------------------------------------
