@@ -22,8 +22,7 @@ from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, WorkerDefinition, 
 from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.sanitize import escape_unprintable, public_message_from_exception
 from ditto_tui.supervise import ApprovalGate, StaticApprover
-from ditto_tui.supervise.journal_lines import wire_form
-from ditto_tui.supervise.journal_setup import create_run_journal
+from ditto_tui.supervise.journal import create_run_journal, wire_form
 
 
 def event_json(event: ExecutionEvent) -> str:

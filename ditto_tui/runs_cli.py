@@ -14,7 +14,7 @@ from ditto_tui.config import RuntimeConfig
 from ditto_tui.sanitize import escape_controls, escape_unprintable
 from ditto_tui.supervise import ApprovalPolicy
 from ditto_tui.supervise.audit import CallRecord, PolicyCheck, call_records, decided_by, policy_check
-from ditto_tui.supervise.journal_read import JournalRead, RunSummary, find_journal, list_runs, read_journal
+from ditto_tui.supervise.journal import JournalRead, RunSummary, find_journal, list_runs, read_journal
 
 COMMANDS = frozenset({"runs", "replay", "audit", "policy"})
 """The subcommands this module handles."""

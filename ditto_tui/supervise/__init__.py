@@ -16,8 +16,7 @@ from ditto_tui.runtime.events import (
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
 from ditto_tui.supervise.gate import ApprovalGate
 from ditto_tui.supervise.inbox import Approver, Inbox
-from ditto_tui.supervise.journal import JournalError, RunJournal
-from ditto_tui.supervise.journal_read import JournalEntry, JournalRead, read_journal
+from ditto_tui.supervise.journal import JournalEntry, JournalError, JournalRead, RunJournal, read_journal
 from ditto_tui.supervise.policy import ApprovalPolicy, ApprovalRule, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest

@@ -17,8 +17,15 @@ from ditto_tui.runtime.events import (
     NodeFinished,
     NodeStarted,
 )
-from ditto_tui.supervise.journal_lines import ACT_MCP, ACT_TOOL, OBSERVE, OUTPUT, field_of
-from ditto_tui.supervise.journal_read import JournalEntry, JournalRead
+from ditto_tui.supervise.journal import (
+    ACT_MCP,
+    ACT_TOOL,
+    OBSERVE,
+    OUTPUT,
+    JournalEntry,
+    JournalRead,
+    field_of,
+)
 from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
 
 NOT_EXECUTED = frozenset(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ditto_tui.runtime import ExecutionEvent, NodeFailed, NodeFinished
-from ditto_tui.supervise.journal_lines import field_of
+from ditto_tui.supervise.journal import field_of
 
 NodeState = Literal["pending", "running", "awaiting", "succeeded", "failed", "skipped"]
 NODE_STATES: tuple[NodeState, ...] = ("pending", "running", "awaiting", "succeeded", "failed", "skipped")

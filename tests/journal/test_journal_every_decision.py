@@ -31,7 +31,7 @@ from ditto_tui.supervise import (
     RunJournal,
     read_journal,
 )
-from ditto_tui.supervise.journal_read import list_runs
+from ditto_tui.supervise.journal import list_runs
 from ditto_tui.tui.mcp_source import BROWSER_RUN, McpSource
 from ditto_tui.workspace import BUILTIN_CONFIG
 

@@ -11,7 +11,7 @@ from journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, journals, load, make_wor
 from ditto_tui.headless import run_headless
 from ditto_tui.runtime import CustomEvent, NodeInfo, RunFinished, RunStarted
 from ditto_tui.supervise import JournalError, RunJournal, read_journal
-from ditto_tui.supervise.journal_read import find_journal, list_runs
+from ditto_tui.supervise.journal import find_journal, list_runs
 
 
 def _small_journal(directory: Path) -> Path:

@@ -35,7 +35,7 @@ from ditto_tui.runtime import (
 )
 from ditto_tui.sanitize import REDACTED
 from ditto_tui.supervise import StaticApprover, read_journal
-from ditto_tui.supervise.journal_lines import LineEncoder
+from ditto_tui.supervise.journal import LineEncoder
 from tests.properties import examples
 
 KEY = "brv-Z9y8X7w6V5u4T3s2q1"

@@ -15,7 +15,7 @@ from textual.strip import Strip
 from ditto_tui.contracts import ExternalResult
 from ditto_tui.interaction import observe_external_result
 from ditto_tui.runtime import ExecutionEvent
-from ditto_tui.supervise.journal_lines import field_of
+from ditto_tui.supervise.journal import field_of
 from ditto_tui.tui.run_state import Entry, format_seconds, plain
 from ditto_tui.tui.text import untrusted_json
 from ditto_tui.tui.widgets.inline import one_line

@@ -24,7 +24,7 @@ from ditto_tui.runtime.events import (
     RunStarted,
 )
 from ditto_tui.sanitize import sanitize_public_message
-from ditto_tui.supervise.journal_lines import (
+from ditto_tui.supervise.journal._lines import (
     HEADER_KIND,
     INTERACTION_PREFIX,
     JOURNAL_FORMAT,

@@ -12,7 +12,7 @@ from ditto_tui.home import runs_dir
 from ditto_tui.interaction.tools import ToolRegistry
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
 from ditto_tui.supervise.gate import ApprovalGate
-from ditto_tui.supervise.journal import RunJournal
+from ditto_tui.supervise.journal._writer import RunJournal
 
 
 def describe_approver(approver: object) -> str:

@@ -14,8 +14,8 @@ import pydantic
 
 from ditto_tui.home import runs_dir
 from ditto_tui.runtime.events import EVENT_TYPES, ApprovalResolved, ExecutionEvent, RunFinished, RunStarted
-from ditto_tui.supervise.journal import JournalError
-from ditto_tui.supervise.journal_lines import HEADER_KIND, LINKS_KEY, REDACTED_KEY
+from ditto_tui.supervise.journal._lines import HEADER_KIND, LINKS_KEY, REDACTED_KEY
+from ditto_tui.supervise.journal._writer import JournalError
 
 MAX_JOURNAL_BYTES = 1 << 30
 """A journal larger than this is refused rather than read into memory."""
