@@ -72,9 +72,7 @@ async def _run_steps(root: Path, journal: RunJournal) -> tuple[GraphExecutionErr
         policy=ApprovalPolicy([{"tool": "record_*", "decision": "ask"}]), approver=StaticApprover("allow")
     )
     gate.recorder = journal
-    worker = create_interaction_worker(
-        tools=list(program.tools), output=PrintSink(), approval=gate
-    )
+    worker = create_interaction_worker(tools=list(program.tools), output=PrintSink(), approval=gate)
     runtime = create_ditto(config=config, workspace=root, workers=[worker])
     events: list[ExecutionEvent] = []
     journal.attach(runtime)

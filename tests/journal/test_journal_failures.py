@@ -104,9 +104,7 @@ async def test_after_a_failure_calls_that_need_approval_are_refused_before_anyon
     )
     journal = RunJournal(tmp_path / "runs", opener=full_disk_opener(0))
     gate.recorder = journal
-    worker = create_interaction_worker(
-        tools=list(program.tools), output=PrintSink(), approval=gate
-    )
+    worker = create_interaction_worker(tools=list(program.tools), output=PrintSink(), approval=gate)
     runtime = create_ditto(config=config, workspace=root, workers=[worker])
     events: list[ExecutionEvent] = []
     journal.attach(runtime)
@@ -149,9 +147,7 @@ async def test_an_always_grant_that_cannot_be_recorded_is_withdrawn(tmp_path: Pa
     )
     journal = RunJournal(tmp_path / "runs", opener=full_disk_opener(1500))
     gate.recorder = journal
-    worker = create_interaction_worker(
-        tools=list(program.tools), output=PrintSink(), approval=gate
-    )
+    worker = create_interaction_worker(tools=list(program.tools), output=PrintSink(), approval=gate)
     runtime = create_ditto(config=config, workspace=root, workers=[worker])
     journal.attach(runtime)
     async with runtime:
