@@ -178,7 +178,8 @@ class ApprovalGate:
                 lambda arguments: registry.validate_arguments(definition, prepared.tool, arguments),
             ),
         )
-        verdict = self.policy.for_tool(definition.name, definition.requires_approval)
+        declared = definition.effects if definition.effects_declared else None
+        verdict = self.policy.for_tool(definition.name, definition.requires_approval, declared)
         if verdict.decision == "allow" and not definition.requires_approval:
             return await registry.execute(prepared, context)
         outcome = await self._authorize(subject, verdict, context)

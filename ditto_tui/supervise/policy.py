@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal
 
 from ditto_tui.errors import ValidationError
+from ditto_tui.sandbox.permissions import EFFECTS
 
 if TYPE_CHECKING:
     from ditto_tui.config import ApprovalConfig as ApprovalSettings
@@ -150,12 +151,20 @@ class ApprovalPolicy:
         """The policy of a ``ditto.yaml`` ``approval`` section."""
         return cls(rule.model_dump(exclude_none=True) for rule in approval.rules)
 
-    def for_tool(self, name: str, requires_approval: bool) -> Verdict:
-        """The verdict for registered tool ``name``."""
+    def for_tool(
+        self, name: str, requires_approval: bool, effects: Sequence[str] | None = ()
+    ) -> Verdict:
+        """The verdict for registered tool ``name``, which declares ``effects`` (``None``: none declared).
+
+        With no rule that decides, a tool asks when it requires approval, and also when nobody can tell
+        what it does: it declares no effects, or an effect outside the known four (revised S-03: effects
+        are descriptive, so an undeclared one is unrestricted as far as anyone can tell).
+        """
         for rule in self.rules:
             if rule.tool is not None and fnmatchcase(name, rule.tool):
                 return Verdict(decision=rule.decision, rule=rule.label, timeout=rule.timeout_seconds)
-        return Verdict(decision="ask" if requires_approval else "allow", rule=None)
+        unknown = effects is None or not set(effects) <= EFFECTS
+        return Verdict(decision="ask" if requires_approval or unknown else "allow", rule=None)
 
     def for_mcp(self, server: str, tool: str, annotations: Mapping[str, Any] | None = None) -> Verdict:
         """The verdict for tool ``tool`` of MCP server ``server``, whose definition has ``annotations``.

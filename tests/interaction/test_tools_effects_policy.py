@@ -1,9 +1,8 @@
 """Revised S-03, the approval side: a tool that declares no effects, or an effect the policy does not
 know, is unrestricted as far as anyone can tell, so with no rule that decides, the policy asks.
 
-The registry side passes (``test_tools.py``: registrable, listed, run by the grants). The policy side
-belongs to the approval-policy work of issue 12 (``ditto_tui/supervise``); until it lands these are
-strict expected failures: today the default policy allows a tool that does not require approval."""
+The registry side is in ``test_tools.py`` (registrable, listed, run by the grants); this is the policy's
+default (``ApprovalPolicy.for_tool``): no rule decides, so the call asks, and a denying approver denies it."""
 
 from __future__ import annotations
 
@@ -11,16 +10,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from ditto_tui.contracts import ExternalResult
 from ditto_tui.interaction import Tool, create_interaction_worker
 from ditto_tui.runtime import WorkerContext, create_ditto
 from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, StaticApprover
-
-PENDING = pytest.mark.xfail(
-    strict=True, reason="the approval policy does not read declared effects yet (issue 12, supervise)"
-)
 
 
 async def _lookup(args: Mapping[str, Any], context: WorkerContext) -> Any:
@@ -42,11 +35,9 @@ def _asked(result: ExternalResult) -> bool:
     return result.status == "failed" and result.error is not None and result.error.code == "APPROVAL_DENIED"
 
 
-@PENDING
 async def test_s03_with_no_rule_that_decides_a_tool_without_declared_effects_asks(tmp_path: Path) -> None:
     assert _asked(await _call_denying(tmp_path, None))
 
 
-@PENDING
 async def test_s03_with_no_rule_that_decides_a_tool_with_an_unknown_effect_asks(tmp_path: Path) -> None:
     assert _asked(await _call_denying(tmp_path, ["exfiltrate"]))

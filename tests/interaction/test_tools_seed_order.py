@@ -27,6 +27,7 @@ class Recorder:
         self.tool = Tool(
             name="spy",
             input_schema={"type": "object"},
+            effects=(),  # declared: none (a tool that declares nothing would ask the gate)
             validate_fn=self.validate,
             execute_fn=self.execute,
         )

@@ -80,7 +80,11 @@ def tool_rows(
         rows.append(
             ToolRow(
                 definition=definition,
-                verdict=policy.for_tool(definition.name, definition.requires_approval),
+                verdict=policy.for_tool(
+                    definition.name,
+                    definition.requires_approval,
+                    definition.effects if definition.effects_declared else None,
+                ),
                 permitted=permitted,
                 denial=None if permitted else _denial(sandbox, definition),
                 always=definition.name in always,
