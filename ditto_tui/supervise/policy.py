@@ -151,9 +151,7 @@ class ApprovalPolicy:
         """The policy of a ``ditto.yaml`` ``approval`` section."""
         return cls(rule.model_dump(exclude_none=True) for rule in approval.rules)
 
-    def for_tool(
-        self, name: str, requires_approval: bool, effects: Sequence[str] | None = ()
-    ) -> Verdict:
+    def for_tool(self, name: str, requires_approval: bool, effects: Sequence[str] | None = ()) -> Verdict:
         """The verdict for registered tool ``name``, which declares ``effects`` (``None``: none declared).
 
         With no rule that decides, a tool asks when it requires approval, and also when nobody can tell

@@ -14,21 +14,16 @@ from textual.message_pump import MessagePump
 
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import RuntimeClosedError, ValidationError
-from ditto_tui.headless import open_runtime
 from ditto_tui.interaction import McpRegistry
 from ditto_tui.program import Program
-from ditto_tui.runtime import ExecutionEvent, Graph, Runtime, graph
+from ditto_tui.runtime import ExecutionEvent, Graph, Runtime
+from ditto_tui.session import open_runtime
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
+from ditto_tui.tui.mcp_source import BROWSE_ONLY
 from ditto_tui.tui.write_targets import server_roots, write_targets
 
 FRAME_SECONDS = 1 / 30
 """How long events gather before the screen hears of them: one message per frame at most."""
-
-_BROWSE_ONLY = Program(
-    name="browse",
-    description="No graph: the session only serves the MCP and Tools screens.",
-    plan=graph("browse"),
-)
 
 
 class EventsArrived(Message):
@@ -146,7 +141,7 @@ class RunBridge:
         spec = self.spec
         try:
             async with open_runtime(
-                spec.program or _BROWSE_ONLY, spec.config, spec.workspace, self.approver, journal=spec.journal
+                spec.program or BROWSE_ONLY, spec.config, spec.workspace, self.approver, journal=spec.journal
             ) as session:
                 self.runtime, self.gate, self.mcp = session.runtime, session.gate, session.mcp
                 unsubscribe = session.runtime.subscribe(self.pump)

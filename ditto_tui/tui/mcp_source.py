@@ -13,20 +13,26 @@ from typing import Any, Literal
 
 from ditto_tui.config import McpServerConfig, RuntimeConfig
 from ditto_tui.contracts import McpCapability, Observation
-from ditto_tui.home import logs_dir
 from ditto_tui.interaction import (
     ACT_MCP,
     McpDiscovery,
     McpInvocation,
     McpRegistry,
-    create_interaction_worker,
     observe_external_result,
 )
 from ditto_tui.interaction.mcp.drift import McpToolChange, McpToolsChanged
 from ditto_tui.interaction.mcp.status import McpServerStatus
-from ditto_tui.runtime import GraphExecutionError, Runtime, create_ditto, graph
-from ditto_tui.sandbox import create_local_sandbox_executor
-from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, Approver, Verdict
+from ditto_tui.program import Program
+from ditto_tui.runtime import GraphExecutionError, Runtime, graph
+from ditto_tui.session import open_runtime
+from ditto_tui.supervise import ApprovalPolicy, Approver, Verdict
+
+BROWSE_ONLY = Program(
+    name="browse",
+    description="No graph: the session only serves the MCP and Tools screens.",
+    plan=graph("browse"),
+)
+"""The program of a session that runs no graph (``ditto-tui mcp``): it only serves the browsers."""
 
 BROWSER_RUN = "mcp-browser"
 """The name of the one-node run each call from the MCP browser is (``ditto-tui runs`` lists them)."""
@@ -259,30 +265,15 @@ async def open_mcp_source(
 ) -> AsyncIterator[McpSource]:
     """Start the configured MCP servers and a runtime over them; yield the browser's source; close all.
 
-    This is the MCP browser on its own (``ditto-tui mcp``): the sandbox and approval policy come from
-    ``config`` as for a run, so a tool invoked from the browser is checked and approved the same way.
+    The MCP browser over a session of its own, built by the composition root (``ditto_tui.session``)
+    like every other: the sandbox, approval policy and journal come from ``config`` as for a run, so a
+    tool invoked from the browser is checked, approved and journaled the same way.
     Servers the sandbox does not grant are not started and show as denied. Logs go to ``log_dir``
     (the workspace's state directory by default, never the workspace).
     """
-    from ditto_tui.interaction.mcp import open_mcp_servers
-
-    gate = ApprovalGate.from_config(config.approval, approver)
-    async with open_mcp_servers(
-        config.mcp.servers,
-        max_discovery_pages=config.mcp.max_discovery_pages,
-        max_capabilities=config.mcp.max_capabilities,
-        timeout=config.mcp.timeout_seconds,
-        workspace=workspace,
-        log_dir=log_dir if log_dir is not None else logs_dir(workspace),
-        allowed=config.sandbox.mcp,
-        secrets=config.secret_values(),
-        wait=True,
-    ) as registry:
-        runtime = create_ditto(
-            config=config,
-            workspace=workspace,
-            sandbox_executor=create_local_sandbox_executor(workspace),
-            workers=[create_interaction_worker(mcp=registry, approval=gate)],
+    async with open_runtime(
+        BROWSE_ONLY, config, workspace, approver, wait_for_servers=True, log_dir=log_dir
+    ) as session:
+        yield McpSource(
+            runtime=session.runtime, registry=session.mcp, config=config, policy=session.gate.policy
         )
-        async with runtime:
-            yield McpSource(runtime=runtime, registry=registry, config=config, policy=gate.policy)

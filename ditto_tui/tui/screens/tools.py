@@ -3,6 +3,7 @@ approval rule that applies, the input schema, and what the sandbox permits."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -292,6 +293,23 @@ class ToolsScreen(Guarded, Screen[None]):
             self.detail.update(
                 Text("No tools are registered; listing the tools of the MCP servers…", style="dim")
             )
+
+    def on_screen_resume(self) -> None:
+        """Read the live session's "always" grants each time the screen is shown: granted or revoked
+        since the screen was built, they show as they stand now."""
+        bridge = getattr(self.app, "bridge", None)
+        if bridge is None:
+            return
+        always = set(bridge.grants())
+        rows = [
+            dataclasses.replace(row, always=row.definition.name in always)
+            if isinstance(row, ToolRow)
+            else row
+            for row in self.rows
+        ]
+        if rows != self.rows:
+            self.rows = rows
+            self._fill()
 
     @work(group="mcp-tools", exit_on_error=False)
     async def list_mcp_tools(self) -> None:

@@ -1,0 +1,162 @@
+"""The composition root: one place that builds a session for the TUI, headless runs and the MCP browser.
+
+A session is the runtime a program runs on, with its sandbox and executor, the INTERACTION, CONTEXT and
+INFER workers, the approval gate and its inbox, the run journal (the gate's decision recorder) and the
+connected MCP servers. :func:`open_runtime` builds and opens it; every front end takes what it needs from
+the :class:`RunSession` it yields instead of wiring its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ditto_tui.config import RuntimeConfig
+from ditto_tui.context import create_context_worker
+from ditto_tui.contracts import OutputReceipt, OutputRequest
+from ditto_tui.home import logs_dir
+from ditto_tui.infer import create_infer_worker, resolve_provider
+from ditto_tui.interaction import McpRegistry, ToolRegistry, create_interaction_worker
+from ditto_tui.program import Program
+from ditto_tui.runtime import Runtime, WorkerDefinition, create_ditto
+from ditto_tui.sandbox import create_local_sandbox_executor
+from ditto_tui.supervise import ApprovalGate, Inbox, RunJournal
+from ditto_tui.supervise.journal import create_run_journal
+
+
+class PrintSink:
+    """An output sink that accepts every delivery; the events already show what was delivered."""
+
+    async def deliver(self, input: OutputRequest) -> OutputReceipt:
+        """Accept the delivery."""
+        return OutputReceipt(delivery_id=input.delivery_id, status="accepted", artifacts=input.artifacts)
+
+
+def build_runtime(
+    program: Program,
+    config: RuntimeConfig,
+    workspace: Path,
+    approver: Any,
+    *,
+    mcp: McpRegistry | None = None,
+    journal: bool = True,
+) -> tuple[Runtime, ApprovalGate]:
+    """The runtime a program runs on: config sandbox, local executor, INTERACTION worker with its gate.
+
+    With ``mcp`` (connected servers, see :func:`open_runtime`) the worker also exposes INTERACTION.ACT.MCP.
+    With ``journal`` every run is journaled in the user's state directory and a call whose approval the
+    journal cannot record is not executed (``ditto_tui.supervise.journal``).
+    """
+    gate = ApprovalGate.from_config(config.approval, approver)
+    tools = ToolRegistry(program.tools)
+    run_journal = None
+    if journal:
+        run_journal = create_run_journal(
+            workspace,
+            program=program.name,
+            gate=gate,
+            tools=tools,
+            approver=approver,
+            secrets=config.secret_values(),
+        )
+    gate.recorder = run_journal
+    worker = create_interaction_worker(
+        tools=tools, output=program.output or PrintSink(), approval=gate, mcp=mcp
+    )
+    runtime = create_ditto(
+        config=config,
+        workspace=workspace,
+        sandbox_executor=create_local_sandbox_executor(workspace),
+        workers=[worker, *agent_workers(program, config, workspace)],
+    )
+    if run_journal is not None:
+        run_journal.attach(runtime)
+    return runtime, gate
+
+
+def agent_workers(program: Program, config: RuntimeConfig, workspace: Path) -> list[WorkerDefinition]:
+    """CONTEXT, INFER over the model of ``infer:`` (else the program's own), and the program's workers."""
+    workers = [create_context_worker()]
+    provider = resolve_provider(config.infer, workspace=workspace, default=program.provider)
+    if provider is not None:
+        workers.append(create_infer_worker(provider=provider))
+    return [*workers, *program.workers]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSession:
+    """A runtime ready to run a program: its approval gate, the gate's inbox of pending requests, the run
+    journal that records every decision (None with ``--no-journal``) and the connected MCP servers."""
+
+    runtime: Runtime
+    gate: ApprovalGate
+    mcp: McpRegistry
+
+    @property
+    def inbox(self) -> Inbox:
+        """The one table of requests waiting for a decision."""
+        return self.gate.inbox
+
+    @property
+    def journal(self) -> RunJournal | None:
+        """The run journal, the gate's decision recorder."""
+        recorder = self.gate.recorder
+        return recorder if isinstance(recorder, RunJournal) else None
+
+
+@asynccontextmanager
+async def open_runtime(
+    program: Program,
+    config: RuntimeConfig,
+    workspace: Path,
+    approver: Any,
+    *,
+    journal: bool = True,
+    wait_for_servers: bool = False,
+    log_dir: Path | None = None,
+) -> AsyncIterator[RunSession]:
+    """:func:`build_runtime` with the MCP servers of ``mcp.servers`` connected.
+
+    Only servers the sandbox grants (``sandbox.mcp``) are started, concurrently, each in a neutral folder
+    outside the workspace (unless its entry sets ``cwd``); their stderr goes to ``<server>.log`` in the
+    workspace's state directory (:func:`ditto_tui.home.logs_dir`), never into the workspace. The run does
+    not wait for them: an MCP call waits for its server to finish starting. On exit the runtime drains
+    first, then every server is closed. A server that fails to start does not stop the run:
+    ``session.mcp.status(name)`` says why. ``wait_for_servers`` waits for every server to be connected
+    (or failed) before the session is yielded; ``log_dir`` replaces the state directory's logs folder.
+    """
+    async with _mcp_servers(config, workspace, wait_for_servers, log_dir or logs_dir(workspace)) as mcp:
+        runtime, gate = build_runtime(program, config, workspace, approver, mcp=mcp, journal=journal)
+        session = RunSession(runtime=runtime, gate=gate, mcp=mcp)
+        try:
+            async with runtime:
+                yield session
+        finally:
+            if session.journal is not None:
+                session.journal.close()
+
+
+@asynccontextmanager
+async def _mcp_servers(
+    config: RuntimeConfig, workspace: Path, wait: bool, log_dir: Path
+) -> AsyncIterator[McpRegistry]:
+    if not config.mcp.servers:  # no server: skip loading the MCP SDK
+        yield McpRegistry(**config.mcp.registry_kwargs())
+        return
+    from ditto_tui.interaction import open_mcp_servers
+
+    async with open_mcp_servers(
+        config.mcp.servers,
+        max_discovery_pages=config.mcp.max_discovery_pages,
+        max_capabilities=config.mcp.max_capabilities,
+        timeout=config.mcp.timeout_seconds,
+        workspace=workspace,
+        log_dir=log_dir,
+        allowed=config.sandbox.mcp,
+        secrets=config.secret_values(),
+        wait=wait,
+    ) as mcp:
+        yield mcp
