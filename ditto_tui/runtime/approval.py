@@ -1,11 +1,19 @@
-"""The approval a call carries in ``context.approval``: which call, arguments and tool it covers."""
+"""The decision vocabulary, defined once, and the approval a call carries in ``context.approval``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 DecisionKind = Literal["approve", "approve_always", "deny"]
+"""What an approver answers: approve once, approve for the session, or deny."""
+
+Resolution = Literal[DecisionKind, "timeout", "cancelled"]
+"""How a request ended: a decision, no decision in time, or withdrawn with its call."""
+
+DECISION_KINDS: tuple[DecisionKind, ...] = get_args(DecisionKind)
+APPROVING: frozenset[str] = frozenset({"approve", "approve_always"})
+"""The decisions that let a call execute."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

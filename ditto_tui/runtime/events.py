@@ -6,6 +6,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ditto_tui.runtime.approval import Resolution
+
 EventKind = Literal[
     "run_started",
     "node_started",
@@ -150,7 +152,7 @@ class ApprovalResolved(ExecutionEvent):
     request_id: str
     call_id: str
     tool: str
-    decision: Literal["approve", "approve_always", "deny", "timeout", "cancelled"]
+    decision: Resolution
     reason: str | None = None
     arguments_digest: str
     edited: bool = False

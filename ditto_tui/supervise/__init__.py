@@ -1,5 +1,6 @@
 """Supervision: approval policy, approval gate, approvers, execution events and the run journal."""
 
+from ditto_tui.config import ApprovalRule
 from ditto_tui.runtime.approval import Approval
 from ditto_tui.runtime.events import (
     ApprovalRequested,
@@ -17,7 +18,7 @@ from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
 from ditto_tui.supervise.gate import ApprovalGate
 from ditto_tui.supervise.inbox import Approver, Inbox
 from ditto_tui.supervise.journal import JournalEntry, JournalError, JournalRead, RunJournal, read_journal
-from ditto_tui.supervise.policy import ApprovalPolicy, ApprovalRule, Verdict
+from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ditto_tui.digest import arguments_digest
 from ditto_tui.errors import ValidationError
+from ditto_tui.runtime.approval import DECISION_KINDS
 from ditto_tui.runtime.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -260,7 +261,7 @@ def verdict_for(policy: ApprovalPolicy, header: Mapping[str, Any], record: CallR
 def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
     """Who or what decided the call: the approver, a timeout, a withdrawal, the policy or a grant."""
     approver = str(header.get("approver") or "the approver")
-    if record.decision in ("approve", "approve_always", "deny"):
+    if record.decision in DECISION_KINDS:
         return approver
     if record.decision == "timeout":
         return "nobody: no decision within the approval timeout"

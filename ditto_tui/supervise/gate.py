@@ -19,7 +19,7 @@ from ditto_tui.digest import arguments_digest, canonical_json, tool_digest
 from ditto_tui.errors import ValidationError
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.tools import PreparedCall, ToolRegistry
-from ditto_tui.runtime.approval import Approval
+from ditto_tui.runtime.approval import APPROVING, Approval
 from ditto_tui.runtime.events import ApprovalResolved, ExecutionEvent
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sanitize import sanitize_public_message
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from ditto_tui.config import ApprovalConfig as ApprovalSettings
     from ditto_tui.sandbox import Sandbox
     from ditto_tui.signal import CancelSignal
-
-APPROVING = frozenset({"approve", "approve_always"})
 
 MAX_FRESH_REQUESTS = 3
 

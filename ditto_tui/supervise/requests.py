@@ -8,11 +8,10 @@ from typing import Any, ClassVar, Literal
 
 from ditto_tui.contracts import ToolCall
 from ditto_tui.errors import ValidationError
-from ditto_tui.runtime.approval import Approval, DecisionKind
+from ditto_tui.runtime.approval import DECISION_KINDS, Approval, DecisionKind
 
 __all__ = ["Approval", "ApprovalDecision", "ApprovalRequest", "DecisionKind"]
 
-_KINDS = ("approve", "approve_always", "deny")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,12 +62,12 @@ class ApprovalDecision:
     approval binds to their digest.
     """
 
-    kind: Literal["approve", "approve_always", "deny"]
+    kind: DecisionKind
     reason: str | None = None
     arguments: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in _KINDS:
+        if self.kind not in DECISION_KINDS:
             raise ValidationError(f"decision kind {self.kind!r} must be approve, approve_always or deny")
         if self.kind == "deny" and self.arguments is not None:
             raise ValidationError("a denial carries no arguments")
