@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -16,7 +15,7 @@ from ditto_tui import runs_cli
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
-from ditto_tui.home import StateDirError, logs_dir, open_private
+from ditto_tui.home import StateDirError, append_private, logs_dir
 from ditto_tui.mcp_import import describe, plan_import, write_import
 from ditto_tui.program import GraphLoadError, Program, load_program
 from ditto_tui.sanitize import escape_controls
@@ -259,13 +258,9 @@ def _log_traceback(error: GraphLoadError, workspace: Path) -> str:
     path = logs_dir(workspace.resolve()) / GRAPH_ERRORS_LOG
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
     try:
-        fd = open_private(path, append=True)
+        append_private(path, f"--- {stamp} {error.message}\n{error.details}\n")
     except StateDirError as exc:
         return f"nowhere: {exc.message}"
-    try:
-        os.write(fd, f"--- {stamp} {error.message}\n{error.details}\n".encode("utf-8", "replace"))
-    finally:
-        os.close(fd)
     return str(path)
 
 

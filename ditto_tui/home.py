@@ -143,6 +143,17 @@ def open_private(path: str | os.PathLike[str], *, append: bool = False, exclusiv
     return fd
 
 
+def append_private(path: str | os.PathLike[str], text: str) -> None:
+    """Append ``text`` (UTF-8) to the private file ``path``, opened as :func:`open_private` does."""
+    fd = open_private(path, append=True)
+    try:
+        view = memoryview(text.encode("utf-8", "replace"))
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
 def write_private(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace the contents of ``path`` with ``data`` atomically (a new file renamed over it, mode 0600)."""
     target = Path(path)

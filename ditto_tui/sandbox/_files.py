@@ -80,20 +80,27 @@ class _FdCursor:
 
 
 @contextlib.contextmanager
-def _walk_to_parent(root: Path, path: str, *, follow_final: bool) -> Iterator[tuple[int, str | None]]:
-    """Yield the descriptor of the directory holding the final component, and that component's name."""
-    parts = split_workspace_path(validate_workspace_path(path))
+def _at_root(root: Path) -> Iterator[_FdCursor]:
+    """A cursor standing in the workspace root, every descriptor it opens closed on exit."""
     try:
         root_fd = os.open(root, _O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as error:
         raise _refuse("workspace_unavailable", "workspace directory cannot be opened") from error
     cursor = _FdCursor(root_fd)
     try:
-        final = walk(cursor, parts, root_components(root), follow_final=follow_final)
-        yield cursor.fd, final
+        yield cursor
     finally:
         cursor.to_root()
         os.close(root_fd)
+
+
+@contextlib.contextmanager
+def _walk_to_parent(root: Path, path: str, *, follow_final: bool) -> Iterator[tuple[int, str | None]]:
+    """Yield the descriptor of the directory holding the final component, and that component's name."""
+    parts = split_workspace_path(validate_workspace_path(path))
+    with _at_root(root) as cursor:
+        final = walk(cursor, parts, root_components(root), follow_final=follow_final)
+        yield cursor.fd, final
 
 
 def _require_regular(mode: int) -> None:
@@ -207,12 +214,7 @@ def make_directories(root: Path, path: str) -> None:
     create folders elsewhere.
     """
     parts = split_workspace_path(validate_workspace_path(path))
-    try:
-        root_fd = os.open(root, _O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as error:
-        raise _refuse("workspace_unavailable", "workspace directory cannot be opened") from error
-    cursor = _FdCursor(root_fd)
-    try:
+    with _at_root(root) as cursor:
         for name in parts:
             kind = cursor.step(name, enter=True)
             if kind == "missing":
@@ -221,6 +223,3 @@ def make_directories(root: Path, path: str) -> None:
                 kind = cursor.step(name, enter=True)
             if kind != "directory":
                 raise _refuse("not_a_directory", f"{name!r} is a link or not a directory")
-    finally:
-        cursor.to_root()
-        os.close(root_fd)

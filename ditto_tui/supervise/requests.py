@@ -13,7 +13,6 @@ from ditto_tui.runtime.approval import DECISION_KINDS, Approval, DecisionKind
 __all__ = ["Approval", "ApprovalDecision", "ApprovalRequest", "DecisionKind"]
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class ApprovalRequest:
     """One call waiting for a decision, with everything a person needs to decide.

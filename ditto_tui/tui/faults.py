@@ -14,7 +14,6 @@ approvals down with it. Two layers keep it alive:
 
 from __future__ import annotations
 
-import os
 import time
 import traceback
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Protocol, runtime_checkable
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from ditto_tui.home import StateDirError, logs_dir, open_private
+from ditto_tui.home import StateDirError, append_private, logs_dir
 from ditto_tui.sanitize import escape_unprintable, public_message_from_exception
 
 __all__ = ["UI_ERRORS_LOG", "FaultLog", "FaultReporter", "Guarded"]
@@ -79,11 +78,7 @@ class FaultLog:
         body = "".join(escape_unprintable(line.rstrip("\n")) + "\n" for line in "".join(lines).splitlines())
         header = escape_unprintable(f"--- {stamp} in {type(where).__name__}: {self.message(error)}")
         try:
-            fd = open_private(self.path, append=True)
+            append_private(self.path, f"{header}\n{body}")
         except StateDirError as exc:
             return f"not logged: {exc.message}"
-        try:
-            os.write(fd, f"{header}\n{body}".encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
         return f"logged to {self.path}"
