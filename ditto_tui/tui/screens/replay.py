@@ -4,47 +4,63 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.text import Text
+from textual import getters
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Header
 
-from ditto_tui.config import RuntimeConfig
 from ditto_tui.supervise import JournalRead
-from ditto_tui.tui.bridge import EventsArrived, RunBridge, RunSpec
+from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.run_state import RunModel
-from ditto_tui.tui.screens.run import PLACEHOLDER, RunScreen
+from ditto_tui.tui.widgets.dag import DagView
+from ditto_tui.tui.widgets.detail import TextView
 from ditto_tui.tui.widgets.inline import visible
+from ditto_tui.tui.widgets.run_view import DETAIL_BINDINGS, RunView
 from ditto_tui.tui.widgets.timeline import Timeline
 
-_LIVE_ONLY = frozenset({"cancel_run", "cancel_call", "grants"})
 
-
-class ReplayScreen(RunScreen):
-    """A recorded run, read-only: the Run screen fed with the events of its journal instead of a runtime.
+class ReplayScreen(Guarded, Screen[None]):
+    """A recorded run, read-only: the run view fed with the events of its journal instead of a runtime.
 
     It opens at the end of the run; n and b step one event forward and back, s and e jump to the start
-    and the end, and the detail shows what each step changed. The screen's bridge is never served: no
-    runtime is built, no MCP server started, and nothing executes again.
+    and the end, and the detail shows what each step changed. No runtime is built, no MCP server
+    started, and nothing executes again.
     """
 
-    CSS_PATH = "run.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
+        *DETAIL_BINDINGS,
         Binding("n", "step(1)", "Next event"),
         Binding("b", "step(-1)", "Back"),
         Binding("s", "jump(0)", "Start"),
         Binding("e", "jump(-1)", "End"),
     ]
 
+    view = getters.query_one("#run-view", RunView)
+    dag = getters.query_one("#dag", DagView)
+    timeline = getters.query_one("#timeline", Timeline)
+    detail = getters.query_one("#detail", TextView)
+
     def __init__(self, journal: JournalRead) -> None:
-        super().__init__(RunBridge(RunSpec(config=RuntimeConfig(), workspace=journal.path.parent)))
+        super().__init__()
         self.journal = journal
         self.events = journal.events
-        self.position = 0
-
-    def start(self) -> None:
-        """Show the whole recorded run instead of starting one: its events, posted as the bridge does."""
         self.position = len(self.events)
+
+    @property
+    def model(self) -> RunModel:
+        """The run as it stands at the current event (the view's model)."""
+        return self.view.model
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield RunView(self.now, id="run-view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Open at the end: every recorded event, folded once the screen is up."""
         self._caption()
-        self.post_message(EventsArrived(self.events))
+        self.call_later(self.view.apply, self.events)
 
     def now(self) -> float:
         """The time of the last event shown: a replay never reads the wall clock."""
@@ -52,9 +68,13 @@ class ReplayScreen(RunScreen):
             return self.events[self.position - 1].at
         return self.events[0].at if self.events else 0.0
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Cancelling and grants belong to live runs: hidden here."""
-        return action not in _LIVE_ONLY
+    def action_toggle_raw(self) -> None:
+        """Switch the detail between the normalised view and the raw JSON."""
+        self.view.toggle_raw()
+
+    def action_toggle_full(self) -> None:
+        """Show long values in full in the detail, or in part again."""
+        self.view.toggle_full()
 
     # -- stepping ---------------------------------------------------------------------------------------
 
@@ -68,7 +88,7 @@ class ReplayScreen(RunScreen):
             batch = self.events[self.position : target]
             self.position = target
             self._caption()
-            await self.on_events_arrived(EventsArrived(batch))
+            await self.view.apply(batch)
         else:
             await self._rebuild(target)
         self._show_step()
@@ -79,30 +99,22 @@ class ReplayScreen(RunScreen):
         self._show_step()
 
     async def _rebuild(self, position: int) -> None:
-        previous = self.model
-        self.model = RunModel()
-        self.model.layout_version = previous.layout_version + 1  # the graph is laid out again
+        self.view.restart()
         self.position = position
         self._caption()
-        await self.on_events_arrived(EventsArrived(self.events[:position]))
+        await self.view.apply(self.events[:position])
 
     def _show_step(self) -> None:
         """Select the timeline row the last step touched and show it in the detail."""
         if not self.position:
-            self.detail.show(Text(PLACEHOLDER, style="italic"))
+            self.view.show_placeholder()
             return
         event = self.events[self.position - 1]
         entry = next(
             (row for row in reversed(self.model.entries) if any(seen is event for seen in row.events)), None
         )
-        if entry is None:
-            return
-        # After a step back the list is shorter than the one the timeline last scrolled: settle the
-        # scroll at the newest rows now, so that selecting reveals the row from where it really is.
-        rows = len(self.model.entries) - self.timeline.scrollable_content_region.height
-        self.timeline.scroll_to(y=max(0, rows), animate=False, immediate=True)
-        self.timeline.select(entry.index)
-        self.entry_selected(Timeline.EntrySelected(entry))
+        if entry is not None:
+            self.view.reveal(entry)
 
     def _caption(self) -> None:
         program = visible(str(self.journal.header.get("program") or self.model.plan or "run"))

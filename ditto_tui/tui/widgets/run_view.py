@@ -1,0 +1,192 @@
+"""The run view the Run and Replay screens share: the status bar, the DAG, the timeline and the detail."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from rich.text import Text
+from textual import getters, on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+
+from ditto_tui.runtime import ExecutionEvent
+from ditto_tui.tui.faults import Guarded
+from ditto_tui.tui.run_state import Entry, RunModel
+from ditto_tui.tui.widgets.dag import DagView
+from ditto_tui.tui.widgets.detail import TextView, entry_detail
+from ditto_tui.tui.widgets.status import RunStatus
+from ditto_tui.tui.widgets.timeline import Timeline
+
+__all__ = ["DETAIL_BINDINGS", "PLACEHOLDER", "RunView"]
+
+TICK_SECONDS = 0.5
+FOLD_SLICE = 2_000
+PLACEHOLDER = (
+    "Select an event in the timeline (↑ ↓, click) or a node in the graph (← → ↑ ↓, click) to see all of it "
+    "here: arguments, content, structured content, references, error, metadata."
+)
+DETAIL_BINDINGS: list[BindingType] = [
+    Binding("v", "toggle_raw", "Raw/normalised"),
+    Binding("f", "toggle_full", "Full detail", show=False),
+]
+"""The detail's keys, which each screen places among its own (the footer lists them in that order)."""
+
+
+class RunView(Guarded, Vertical):
+    """One run as it stands: events go in with :meth:`apply`, times are read from ``clock``.
+
+    It knows nothing of where the events come from: the Run screen feeds it a runtime's, the Replay
+    screen a journal's. Its selection handlers fail without stopping its loop, as a screen's do.
+    """
+
+    DEFAULT_CSS = """
+    RunView {
+        #status {
+            height: 1;
+            padding: 0 1;
+            background: $panel;
+        }
+        #main {
+            height: 1fr;
+        }
+        #dag {
+            width: 42;
+            border: round $primary-darken-2;
+            border-title-color: $text-muted;
+        }
+        #side {
+            width: 1fr;
+        }
+        #timeline {
+            height: 1fr;
+            border: round $primary-darken-2;
+            border-title-color: $text-muted;
+        }
+        #detail {
+            height: 1fr;
+            border: round $primary-darken-2;
+            border-title-color: $text-muted;
+            padding: 0 1;
+        }
+        #dag:focus, #timeline:focus, #detail:focus {
+            border: round $primary;
+            border-title-color: $text;
+        }
+    }
+    """
+
+    status = getters.query_one("#status", RunStatus)
+    dag = getters.query_one("#dag", DagView)
+    timeline = getters.query_one("#timeline", Timeline)
+    detail = getters.query_one("#detail", TextView)
+
+    def __init__(self, clock: Callable[[], float], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.clock = clock
+        self.model = RunModel()
+        self.raw = False
+        self.full = False
+        self._shown: tuple[Entry, int] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield RunStatus(id="status")
+        with Horizontal(id="main"):
+            yield DagView(id="dag")
+            with Vertical(id="side"):
+                yield Timeline(id="timeline")
+                yield TextView(id="detail")
+
+    def on_mount(self) -> None:
+        self.dag.border_title = "Graph"
+        self.timeline.border_title = "Timeline"
+        self._title_detail()
+        self.show_placeholder()
+        self._refresh()
+        self.set_interval(TICK_SECONDS, self._tick)
+
+    # -- events in --------------------------------------------------------------------------------------
+
+    async def apply(self, events: Sequence[ExecutionEvent]) -> None:
+        """Fold ``events`` into the model and redraw once.
+
+        A large batch is folded in slices with a yield between them, so keys stay answered.
+        """
+        for start in range(0, len(events), FOLD_SLICE):
+            if start:
+                await asyncio.sleep(0)
+            self.model.apply(events[start : start + FOLD_SLICE])
+        self._refresh()
+
+    def restart(self) -> None:
+        """Start again from an empty model (the next :meth:`apply` lays the graph out afresh)."""
+        previous = self.model
+        self.model = RunModel()
+        self.model.layout_version = previous.layout_version + 1
+
+    def _refresh(self) -> None:
+        now = self.clock()
+        self.status.show(self.model, now)
+        self.dag.show(self.model, now)
+        self.timeline.show(self.model.entries, self.model.started_at)
+        if self._shown is not None and self._shown[0].version != self._shown[1]:
+            self._show_detail(self._shown[0])
+
+    def _tick(self) -> None:
+        if not self.model.finished:
+            now = self.clock()
+            self.status.show(self.model, now)
+            self.dag.show(self.model, now)
+
+    # -- selection --------------------------------------------------------------------------------------
+
+    @on(Timeline.EntrySelected)
+    def entry_selected(self, event: Timeline.EntrySelected) -> None:
+        """Show the selected entry and highlight its node."""
+        self.dag.select(event.entry.node_id)
+        self._show_detail(event.entry)
+
+    @on(DagView.NodeSelected)
+    def node_selected(self, event: DagView.NodeSelected) -> None:
+        """Show the latest entry of the selected node."""
+        node = self.model.nodes.get(event.node_id)
+        if node is not None and node.entry is not None:
+            self.timeline.select(node.entry.index)
+            self._show_detail(node.entry)
+
+    def reveal(self, entry: Entry) -> None:
+        """Select ``entry`` in the timeline, scrolled into view, and show it as if it were clicked."""
+        # After the model was rebuilt shorter than the list the timeline last scrolled, settle the
+        # scroll at the newest rows now, so that selecting reveals the row from where it really is.
+        rows = len(self.model.entries) - self.timeline.scrollable_content_region.height
+        self.timeline.scroll_to(y=max(0, rows), animate=False, immediate=True)
+        self.timeline.select(entry.index)
+        self.entry_selected(Timeline.EntrySelected(entry))
+
+    def show_placeholder(self) -> None:
+        """Show, in the detail, how to select something to show there."""
+        self.detail.show(Text(PLACEHOLDER, style="italic"))
+
+    def _show_detail(self, entry: Entry) -> None:
+        self._shown = (entry, entry.version)
+        self.detail.show(entry_detail(entry, raw=self.raw, full=self.full))
+
+    # -- the detail's views -----------------------------------------------------------------------------
+
+    def _title_detail(self) -> None:
+        view = "raw JSON" if self.raw else "normalised"
+        self.detail.border_title = f"Detail · {view} (v switches, f shows long values in full)"
+
+    def toggle_full(self) -> None:
+        """Show long values in full in the detail, or in part again (huge values take a while to lay out)."""
+        self.full = not self.full
+        if self._shown is not None:
+            self._show_detail(self._shown[0])
+
+    def toggle_raw(self) -> None:
+        """Switch the detail between the normalised view and the raw JSON."""
+        self.raw = not self.raw
+        self._title_detail()
+        if self._shown is not None:
+            self._show_detail(self._shown[0])
