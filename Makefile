@@ -53,7 +53,7 @@ run: $(RUNTIME_STAMP)
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy ditto_tui
+	$(BIN)/mypy ditto_tui tests
 	$(BIN)/lint-imports
 
 # `python -m pytest` puts the repository root on sys.path, so tests can import `examples` and

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ditto_tui.contracts import ExternalResult
-from ditto_tui.interaction import McpDiscovery, McpInvocation
+from ditto_tui.interaction import McpDiscovery, McpInvocation, create_interaction_worker
 from ditto_tui.runtime import WorkerContext, create_ditto, define_worker
 from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.signal import CancelSignal
@@ -114,7 +114,7 @@ async def test_errors_permissions_and_configuration(workspace: Path) -> None:
     async with create_ditto(
         sandbox={"tools": ["lookup"]},
         workspace=workspace,
-        workers=[ex.create_interaction_worker(tools=[ex.missing_record_tool], output=ex.rejected_sink)],
+        workers=[create_interaction_worker(tools=[ex.missing_record_tool], output=ex.rejected_sink)],
     ) as runtime:
         result = await runtime.invoke(
             "INTERACTION.ACT.TOOL", {"call": {"id": "l-1", "name": "lookup", "arguments": {}}}
@@ -167,7 +167,7 @@ async def test_tool_to_cached_context(workspace: Path) -> None:
         sandbox={"tools": ["read_text", "lookup"], "read": True},
         workspace=workspace,
         workers=[
-            ex.create_interaction_worker(tools=[ex.read_text_tool, ex.missing_record_tool]),
+            create_interaction_worker(tools=[ex.read_text_tool, ex.missing_record_tool]),
             create_context_worker(store=store),
         ],
     ) as runtime:

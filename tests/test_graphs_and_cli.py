@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def events_of(text: str) -> list[dict[str, object]]:
+def events_of(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines()]
 
 

@@ -18,7 +18,7 @@ from ditto_tui.program import Program
 from ditto_tui.runtime import graph
 from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.screens.run import RunScreen
-from tests.tui.run_fixtures import wait_until
+from tests.tui.run_fixtures import wait_until as wait_until  # re-exported: the fault tests wait with it
 
 SIZE = (120, 36)
 VICTIM = Path(__file__).resolve().parent / "servers" / "victim.py"

@@ -11,7 +11,6 @@ import errno
 from pathlib import Path
 
 import pytest
-from fault_fixtures import SIZE, finished_run, screen_text, still_answers, wait_until
 
 from ditto_tui.errors import GraphExecutionError
 from ditto_tui.headless import PrintSink
@@ -20,7 +19,9 @@ from ditto_tui.runtime import CustomEvent, ExecutionEvent, create_ditto
 from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, RunJournal, StaticApprover
 from ditto_tui.supervise.journal import DiskFile, open_journal_file
 from ditto_tui.tui import DittoApp, RunSpec
+from tests.faults.fault_fixtures import SIZE, finished_run, screen_text, still_answers, wait_until
 from tests.journal.journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, executions, load, make_workspace
+from tests.typed import graph_plan
 
 _DECISION = b'"kind":"approval_resolved"'
 _WRITE = DiskFile.write
@@ -79,7 +80,7 @@ async def _run_steps(root: Path, journal: RunJournal) -> tuple[GraphExecutionErr
     runtime.subscribe(events.append)
     async with runtime:
         with pytest.raises(GraphExecutionError) as caught:
-            await runtime.run(program.plan)
+            await runtime.run(graph_plan(program))
     return caught.value, events
 
 

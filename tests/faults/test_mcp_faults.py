@@ -11,8 +11,12 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
-from fault_fixtures import (
+from ditto_tui.headless import open_runtime
+from ditto_tui.supervise import StaticApprover
+from ditto_tui.tui.screens.grants import GrantsModal
+from tests.faults.fault_fixtures import (
     SIZE,
     app_for,
     executions,
@@ -27,10 +31,6 @@ from fault_fixtures import (
     wait_until,
 )
 
-from ditto_tui.headless import open_runtime
-from ditto_tui.supervise import StaticApprover
-from ditto_tui.tui.screens.grants import GrantsModal
-
 
 async def test_a_server_killed_mid_call_is_a_typed_failure_and_never_replayed(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
@@ -38,7 +38,7 @@ async def test_a_server_killed_mid_call_is_a_typed_failure_and_never_replayed(tm
     program = mcp_program("work", {"seconds": 30})
     async with open_runtime(program, config, root, StaticApprover("allow"), journal=False) as session:
         runtime = session.runtime
-        call = {
+        call: dict[str, Any] = {
             "operation": "invoke",
             "server": "victim",
             "call": {"id": "k-1", "name": "work", "arguments": {"seconds": 30}},

@@ -11,8 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from endpoint import Drop, dropping_endpoint
-from fault_fixtures import (
+
+from ditto_tui.infer import InferError, InferMessage, react_loop
+from ditto_tui.infer.openai import create_openai_compatible_provider
+from ditto_tui.interaction import Tool
+from ditto_tui.program import Program
+from ditto_tui.runtime import WorkerContext
+from tests.faults.endpoint import Drop, dropping_endpoint
+from tests.faults.fault_fixtures import (
     SIZE,
     app_for,
     finished_run,
@@ -22,12 +28,6 @@ from fault_fixtures import (
     still_answers,
     wait_until,
 )
-
-from ditto_tui.infer import InferError, InferMessage, react_loop
-from ditto_tui.infer.openai import create_openai_compatible_provider
-from ditto_tui.interaction import Tool
-from ditto_tui.program import Program
-from ditto_tui.runtime import WorkerContext
 from tests.infer.chat_server import completion, tool_call
 
 KEY = "sk-proj-" + "K" * 40

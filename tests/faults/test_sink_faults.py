@@ -10,7 +10,16 @@ import io
 from pathlib import Path
 
 import pytest
-from fault_fixtures import (
+
+from ditto_tui.contracts import OutputReceipt, OutputRequest
+from ditto_tui.errors import GraphExecutionError
+from ditto_tui.headless import run_headless
+from ditto_tui.interaction import create_interaction_worker
+from ditto_tui.program import Program
+from ditto_tui.runtime import create_ditto, graph
+from ditto_tui.sanitize import public_message_from_exception
+from ditto_tui.tui.widgets.timeline import Timeline
+from tests.faults.fault_fixtures import (
     SIZE,
     app_for,
     finished_run,
@@ -21,15 +30,7 @@ from fault_fixtures import (
     still_answers,
     wait_until,
 )
-
-from ditto_tui.contracts import OutputReceipt, OutputRequest
-from ditto_tui.errors import GraphExecutionError
-from ditto_tui.headless import run_headless
-from ditto_tui.interaction import create_interaction_worker
-from ditto_tui.program import Program
-from ditto_tui.runtime import create_ditto, graph
-from ditto_tui.sanitize import public_message_from_exception
-from ditto_tui.tui.widgets.timeline import Timeline
+from tests.typed import graph_plan
 
 SECRET = "sk-proj-" + "S" * 40
 MESSAGE = f"queue at /srv/private/spool refused the message\nAuthorization: Bearer {SECRET}"
@@ -61,7 +62,7 @@ async def test_a_raising_sink_fails_the_node_once_with_a_clear_error(tmp_path: P
     worker = create_interaction_worker(output=sink)
     async with create_ditto(workspace=tmp_path, workers=[worker]) as runtime:
         with pytest.raises(GraphExecutionError) as caught:
-            await runtime.run(_program(sink).plan)
+            await runtime.run(graph_plan(_program(sink)))
     assert sink.deliveries == ["d-1"]
     public = public_message_from_exception(caught.value, workspace=tmp_path)
     assert "output" in public and "ConnectionError" in public

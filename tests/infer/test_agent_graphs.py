@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chat_server import ChatServer, Reply, chat_server
 
 from ditto_tui.__main__ import main
 from ditto_tui.config import RuntimeConfig, load_runtime_config_file, parse_runtime_config
 from ditto_tui.errors import ConfigError
 from ditto_tui.headless import run_headless
 from ditto_tui.program import load_program
+from tests.infer.chat_server import ChatServer, Reply, chat_server
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "BSA-test-key-0123456789"

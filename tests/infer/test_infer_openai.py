@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from chat_server import ChatServer, Reply, chat_server, completion, tool_call
 
 from ditto_tui.contracts import ToolCall
 from ditto_tui.demo.tools import read_text_tool, write_text_tool
@@ -30,6 +29,7 @@ from ditto_tui.runtime import create_ditto
 from ditto_tui.sanitize import unsafe_reason
 from ditto_tui.signal import CancelSignal
 from ditto_tui.supervise import ApprovalGate, StaticApprover
+from tests.infer.chat_server import ChatServer, Reply, chat_server, completion, tool_call
 
 KEY = "sk-proj-" + "A1b2C3d4E5" * 5
 READ = ToolSpec(

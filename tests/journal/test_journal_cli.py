@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, journals, make_workspace
 
 from ditto_tui.__main__ import main
 from ditto_tui.home import runs_dir
 from ditto_tui.runtime import ApprovalRequested, ApprovalResolved, NodeInfo, NodeStarted, RunStarted
 from ditto_tui.supervise import JournalRead, RunJournal
+from tests.journal.journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, journals, make_workspace
 
 
 @pytest.fixture

@@ -10,17 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from journal_fixtures import (
-    NOTE_CONFIG,
-    NOTE_GRAPH,
-    STEPS_CONFIG,
-    STEPS_GRAPH,
-    executions,
-    full_disk_opener,
-    journals,
-    load,
-    make_workspace,
-)
 
 from ditto_tui.errors import GraphExecutionError
 from ditto_tui.headless import PrintSink, run_headless
@@ -38,6 +27,18 @@ from ditto_tui.supervise import (
     read_journal,
 )
 from ditto_tui.supervise.journal import DiskFile
+from tests.journal.journal_fixtures import (
+    NOTE_CONFIG,
+    NOTE_GRAPH,
+    STEPS_CONFIG,
+    STEPS_GRAPH,
+    executions,
+    full_disk_opener,
+    journals,
+    load,
+    make_workspace,
+)
+from tests.typed import graph_plan
 
 
 @pytest.fixture
@@ -111,7 +112,7 @@ async def test_after_a_failure_calls_that_need_approval_are_refused_before_anyon
     runtime.subscribe(events.append)
     async with runtime:
         with pytest.raises(GraphExecutionError, match="note"):
-            await runtime.run(program.plan)
+            await runtime.run(graph_plan(program))
     assert asked == [] and executions(root) == []
     failure = journal.failure(events[0].run_id)
     assert isinstance(failure, JournalError) and "No space left on device" in failure.message
@@ -152,7 +153,7 @@ async def test_an_always_grant_that_cannot_be_recorded_is_withdrawn(tmp_path: Pa
     journal.attach(runtime)
     async with runtime:
         with pytest.raises(GraphExecutionError, match="was approved but not executed"):
-            await runtime.run(program.plan)
+            await runtime.run(graph_plan(program))
     assert gate.always_approved() == [] and executions(root) == []
 
 

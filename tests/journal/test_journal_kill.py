@@ -8,12 +8,11 @@ import random
 import sys
 from pathlib import Path
 
-from journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, executions, journals, make_workspace
-
 from ditto_tui.runtime import ApprovalResolved, NodeFinished
 from ditto_tui.supervise import JournalRead, read_journal
 from ditto_tui.tui.replay import ReplayApp
 from ditto_tui.tui.screens.replay import ReplayScreen
+from tests.journal.journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, executions, journals, make_workspace
 
 SEEDS = range(20)
 AT_ONCE = 5
@@ -93,7 +92,7 @@ async def test_kill_9_at_random_points_never_loses_a_decision_before_its_executi
             await pilot.pause()
             screen = app.screen
             assert isinstance(screen, ReplayScreen)
-            assert screen.position == len(journal.events)
+            assert screen.position == len(journal.events) and screen.sub_title is not None
             assert screen.sub_title.endswith(
                 f"event {len(journal.events)}/{len(journal.events)}"
                 + ("" if journal.finished is not None else " · unfinished")

@@ -6,12 +6,12 @@ import io
 from pathlib import Path
 
 import pytest
-from journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, journals, load, make_workspace
 
 from ditto_tui.headless import run_headless
 from ditto_tui.runtime import CustomEvent, NodeInfo, RunFinished, RunStarted
 from ditto_tui.supervise import JournalError, RunJournal, read_journal
 from ditto_tui.supervise.journal import find_journal, list_runs
+from tests.journal.journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, journals, load, make_workspace
 
 
 def _small_journal(directory: Path) -> Path:
@@ -76,7 +76,7 @@ async def test_runs_are_found_by_id_prefix_or_path_and_listed(tmp_path: Path) ->
     root = make_workspace(tmp_path, STEPS_CONFIG)
     config, program = load(root, STEPS_GRAPH)
     for approve in ("allow", "deny"):
-        assert await run_headless(program, config, root, approve=approve, out=io.StringIO()) == 0  # type: ignore[arg-type]
+        assert await run_headless(program, config, root, approve=approve, out=io.StringIO()) == 0
     first, second = journals(root)
     assert find_journal(first.stem, root) == first
     assert find_journal(str(second), tmp_path) == second

@@ -11,17 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from journal_fixtures import (
-    DATA,
-    NOTE_CONFIG,
-    NOTE_GRAPH,
-    executions,
-    journals,
-    load,
-    make_workspace,
-    screen_text,
-    wait_until,
-)
 from textual.pilot import Pilot
 
 from ditto_tui.runtime import NodeInfo, NodeStarted, RunFinished, RunStarted
@@ -32,6 +21,17 @@ from ditto_tui.tui.replay import ReplayApp
 from ditto_tui.tui.run_state import RunModel
 from ditto_tui.tui.screens.replay import ReplayScreen
 from ditto_tui.tui.screens.run import RunScreen
+from tests.journal.journal_fixtures import (
+    DATA,
+    NOTE_CONFIG,
+    NOTE_GRAPH,
+    executions,
+    journals,
+    load,
+    make_workspace,
+    screen_text,
+    wait_until,
+)
 
 SIZE = (120, 36)
 DEMO = DATA / "journal" / "react_agent.jsonl"
@@ -149,7 +149,7 @@ async def test_a_truncated_journal_opens_and_says_what_was_left_out(tmp_path: Pa
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         screen = app.screen
-        assert isinstance(screen, ReplayScreen)
+        assert isinstance(screen, ReplayScreen) and screen.sub_title is not None
         assert screen.sub_title.endswith(f"event {len(journal.events)}/{len(journal.events)} · unfinished")
         assert notes == [journal.problems()[0]] and "ends inside a line" in notes[0]
         assert screen.model.pending_approvals
@@ -187,7 +187,7 @@ async def test_t01_t02_a_hostile_journal_replays_as_plain_text(tmp_path: Path) -
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("b", "b")
         screen = app.screen
-        assert isinstance(screen, ReplayScreen) and screen.position == 1
+        assert isinstance(screen, ReplayScreen) and screen.position == 1 and screen.sub_title is not None
         assert "\x1b" not in screen.sub_title and "\u202e" not in screen.sub_title
         text = screen_text(app)
         assert "\x1b" not in text and "\x07" not in text and "[bold]x[/]" in text

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from journal_fixtures import journals, make_workspace
 
 from ditto_tui.__main__ import main
 from ditto_tui.config import load_runtime_config_file
@@ -36,6 +35,7 @@ from ditto_tui.runtime import (
 from ditto_tui.sanitize import REDACTED
 from ditto_tui.supervise import StaticApprover, read_journal
 from ditto_tui.supervise.journal import LineEncoder
+from tests.journal.journal_fixtures import journals, make_workspace
 from tests.properties import examples
 
 KEY = "brv-Z9y8X7w6V5u4T3s2q1"

@@ -9,18 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from journal_fixtures import (
-    NOTE_CONFIG,
-    NOTE_GRAPH,
-    STEPS_CONFIG,
-    STEPS_GRAPH,
-    RecordingFile,
-    executions,
-    journals,
-    load,
-    make_workspace,
-    wait_until,
-)
 
 from ditto_tui.__main__ import main
 from ditto_tui.headless import build_runtime, run_headless
@@ -37,6 +25,19 @@ from ditto_tui.supervise import (
 from ditto_tui.supervise.audit import call_records
 from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.screens.run import RunScreen
+from tests.journal.journal_fixtures import (
+    NOTE_CONFIG,
+    NOTE_GRAPH,
+    STEPS_CONFIG,
+    STEPS_GRAPH,
+    RecordingFile,
+    executions,
+    journals,
+    load,
+    make_workspace,
+    wait_until,
+)
+from tests.typed import graph_plan
 
 
 def _raw_lines(path: Path) -> list[dict[str, Any]]:
@@ -158,7 +159,7 @@ async def test_the_decision_is_on_disk_when_the_approved_tool_starts(tmp_path: P
     )
     runtime, _gate = build_runtime(program, config, root, StaticApprover("allow"))
     async with runtime:
-        await runtime.run(program.plan)
+        await runtime.run(graph_plan(program))
     assert seen == ["approve"]
 
 
@@ -175,7 +176,7 @@ async def test_receipt_and_run_end_are_written_before_the_run_is_reported_finish
     runtime, _gate = build_runtime(program, config, root, StaticApprover("allow"))
     runtime.subscribe(later_subscriber)
     async with runtime:
-        await runtime.run(program.plan)
+        await runtime.run(graph_plan(program))
     (lines,) = on_disk_at_finish
     assert lines[-1]["kind"] == "run_finished"
     receipts = [line for line in lines if line["kind"] == "node_finished" and line["node_id"] == "output"]

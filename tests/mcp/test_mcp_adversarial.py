@@ -15,11 +15,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from mcp_helpers import ROOT, SERVERS, free_port, http_server, lines, python_server, sandbox
 
 from ditto_tui.__main__ import main
 from ditto_tui.config import parse_runtime_config
-from ditto_tui.contracts import ToolCall
+from ditto_tui.contracts import TextPart, ToolCall
 from ditto_tui.errors import McpError
 from ditto_tui.headless import open_runtime
 from ditto_tui.interaction import (
@@ -35,6 +34,7 @@ from ditto_tui.runtime import create_ditto, graph
 from ditto_tui.sandbox import Sandbox
 from ditto_tui.signal import CancelSignal
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalPolicy, ApprovalRequest
+from tests.mcp.mcp_helpers import ROOT, SERVERS, free_port, http_server, lines, python_server, sandbox
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -356,7 +356,8 @@ async def test_m12_is_error_and_json_rpc_errors_are_distinct_failures(
     assert rpc_error.error is not None and rpc_error.error.code == "MCP_REQUEST_ERROR"
     big = await registry.invoke("hostile", call("b", "echo", text="y" * (MAX_TEXT_CHARS + 10)), box)
     assert big.status == "success" and big.metadata == {"truncated": True, "maxTextChars": MAX_TEXT_CHARS}
-    assert isinstance(big.content, list) and len(big.content[0].text) == MAX_TEXT_CHARS
+    assert isinstance(big.content, list) and isinstance(big.content[0], TextPart)
+    assert len(big.content[0].text) == MAX_TEXT_CHARS
 
 
 async def test_e13_server_error_objects_are_sanitised(shared: tuple[McpRegistry, Sandbox, Path]) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from mcp_helpers import python_server, sandbox
 
 from ditto_tui.config import parse_runtime_config
 from ditto_tui.errors import McpError
@@ -17,6 +17,7 @@ from ditto_tui.home import logs_dir
 from ditto_tui.interaction import open_mcp_servers
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph
+from tests.mcp.mcp_helpers import python_server, sandbox
 
 CRASHES = {
     "command": sys.executable,
@@ -30,7 +31,7 @@ def call(call_id: str) -> dict[str, object]:
 
 
 async def test_a_server_that_fails_to_start_is_reported_and_the_others_work(tmp_path: Path) -> None:
-    entries = {
+    entries: dict[str, Mapping[str, object]] = {
         "missing": {"command": "no-such-mcp-server"},
         "crashes": CRASHES,
         "ok": python_server("raw.py", "echo"),

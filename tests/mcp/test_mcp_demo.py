@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from mcp_helpers import ROOT, free_port, http_server, sandbox
 
 from ditto_tui.config import load_runtime_config_file, parse_runtime_config
 from ditto_tui.contracts import JsonPart, TextPart
@@ -22,6 +21,8 @@ from ditto_tui.interaction import (
 )
 from ditto_tui.runtime import create_ditto
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalPolicy, ApprovalRequest
+from tests.mcp.mcp_helpers import ROOT, free_port, http_server, sandbox
+from tests.typed import json_object, structured
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -58,7 +59,7 @@ async def test_capabilities_keep_output_schema_and_annotations(demo: tuple[McpRe
     write = registry.known_capability("demo", "write_note")
     read = registry.known_capability("demo", "read_note")
     assert search is not None and search.output_schema is not None
-    assert "matches" in search.output_schema["properties"]
+    assert "matches" in json_object(search.output_schema["properties"])
     assert (
         write is not None and write.annotations is not None and write.annotations["destructiveHint"] is True
     )
@@ -71,7 +72,7 @@ async def test_search_keeps_structured_content(demo: tuple[McpRegistry, Path]) -
         "demo", call("s-1", "search_notes", query="approval"), sandbox(root, "demo")
     )
     assert (result.call_id, result.source, result.status) == ("s-1", "demo:search_notes", "success")
-    assert isinstance(result.structured_content, dict) and result.structured_content["count"] >= 2
+    assert structured(result)["count"] >= 2
     assert isinstance(result.content, list) and isinstance(result.content[0], TextPart)
 
 

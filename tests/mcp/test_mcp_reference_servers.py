@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from mcp_helpers import node_server, sandbox
 
 from ditto_tui.contracts import ExternalResult, JsonPart, ReferencePart, TextPart
 from ditto_tui.interaction import McpRegistry, open_mcp_servers
 from ditto_tui.sandbox import Sandbox
+from tests.mcp.mcp_helpers import node_server, sandbox
+from tests.typed import json_object
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -68,11 +69,8 @@ async def test_everything_content_blocks_become_parts(servers: Servers) -> None:
     image = await servers.call("everything", "get-tiny-image")
     assert isinstance(image.content, list)
     (picture,) = [part for part in image.content if isinstance(part, JsonPart)]
-    assert (
-        isinstance(picture.data, dict)
-        and picture.data["mimeType"] == "image/png"
-        and picture.data["bytes"] > 0
-    )
+    data = json_object(picture.data)
+    assert data["mimeType"] == "image/png" and data["bytes"] > 0
     links = await servers.call("everything", "get-resource-links", count=2)
     assert links.references is not None and len(links.references) == 2
     assert isinstance(links.content, list) and sum(isinstance(p, ReferencePart) for p in links.content) == 2

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import sandbox
 
 from ditto_tui.errors import McpError
 from ditto_tui.interaction import McpCallError, McpRegistry, McpServerStatus, McpToolsChanged
+from tests.mcp.mcp_helpers import sandbox
 
 SCHEMA = {"type": "object"}
 

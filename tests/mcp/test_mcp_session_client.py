@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from mcp_helpers import sandbox
 
 from ditto_tui.demo.mcp_server import build_server, prepare_notes
 from ditto_tui.errors import ValidationError
 from ditto_tui.interaction import McpRegistry, mcp_session_client
+from tests.mcp.mcp_helpers import sandbox
 
 
 async def test_an_mcp_client_is_adapted_to_the_port(tmp_path: Path) -> None:

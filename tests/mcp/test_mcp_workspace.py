@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import ROOT, python_server, sandbox
 
 from ditto_tui.demo.servers import demo_server_entry
 from ditto_tui.interaction import McpRegistry, open_mcp_servers
 from ditto_tui.interaction.mcp.connect import NEUTRAL_DIR_PREFIX
+from tests.mcp.mcp_helpers import ROOT, python_server, sandbox
 
 SECRET = "s3cr3t-value-9f2b7c"
 
@@ -86,7 +86,7 @@ async def test_u02_npx_not_resolved_from_workspace(tmp_path: Path) -> None:
     (workspace / "node_modules" / ".bin").mkdir()
     (workspace / "node_modules" / ".bin" / "mcp-server-everything").symlink_to(package / "evil.js")
     # Offline, so that outside the workspace npx fails at once instead of downloading the package.
-    pasted = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}
+    pasted: dict[str, Any] = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}
     pasted |= {"env": {"npm_config_offline": "true"}}
     servers = {"pasted": pasted, "trusted": pasted | {"cwd": str(ROOT)}}
     async with open_mcp_servers(
@@ -108,7 +108,7 @@ async def test_u02_relative_command_refused(tmp_path: Path, monkeypatch: pytest.
     executable(workspace / ".venv" / "bin" / "mcp-venv", planted)
     monkeypatch.chdir(workspace)  # ditto-tui started in the workspace, as a user would
     path = os.environ["PATH"]
-    servers = {
+    servers: dict[str, dict[str, Any]] = {
         "dot-slash": {"command": "./server"},
         "relative-path": {"command": "mcp-planted", "env": {"PATH": f"node_modules/.bin:.:{path}"}},
         "path-in-w": {"command": "mcp-venv", "env": {"PATH": f"{workspace / '.venv' / 'bin'}:{path}"}},

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_tree import Hostile, build_hostile_tree
+
+from tests.sandbox.hostile_tree import Hostile, build_hostile_tree
 
 
 @pytest.fixture

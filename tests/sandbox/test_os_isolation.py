@@ -16,15 +16,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostile_tree import Hostile, Swapper
 
 from ditto_tui.errors import DittoError, SandboxError
 from ditto_tui.interaction import create_interaction_worker, create_read_only_command_tools
 from ditto_tui.runtime import create_ditto
 from ditto_tui.sandbox import CommandResult, SandboxExecutor, create_local_sandbox_executor
 from ditto_tui.sandbox.isolation import BubblewrapExecutor, create_bubblewrap_executor
+from tests.sandbox.hostile_tree import Hostile, Swapper
 
-CAPS = {"max_stdout_bytes": 1 << 16, "max_stderr_bytes": 1 << 13}
+STDOUT_CAP, STDERR_CAP = 1 << 16, 1 << 13
 
 
 def _isolated(root: Path, *, writable: bool = False) -> BubblewrapExecutor:
@@ -35,7 +35,7 @@ def _isolated(root: Path, *, writable: bool = False) -> BubblewrapExecutor:
 
 
 async def _run(executor: SandboxExecutor, command: str, *args: str) -> CommandResult:
-    return await executor.run(command, list(args), **CAPS)
+    return await executor.run(command, list(args), max_stdout_bytes=STDOUT_CAP, max_stderr_bytes=STDERR_CAP)
 
 
 async def test_outside_files_do_not_exist_inside_the_sandbox(hostile: Hostile) -> None:

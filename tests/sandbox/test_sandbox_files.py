@@ -8,9 +8,9 @@ import threading
 import time
 
 import pytest
-from hostile_tree import Hostile
 
 from ditto_tui.errors import DittoError, PathError, PermissionDeniedError, ValidationError
+from tests.sandbox.hostile_tree import Hostile
 
 
 def _error(call: object, hostile: Hostile) -> DittoError:

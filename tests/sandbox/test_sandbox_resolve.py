@@ -9,10 +9,10 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from hostile_tree import ODD_NAMES, Hostile, Swapper
 
 from ditto_tui.errors import DittoError, PathError
 from ditto_tui.sandbox import Sandbox, SandboxPermissions, resolve_workspace_path
+from tests.sandbox.hostile_tree import ODD_NAMES, Hostile, Swapper
 
 
 def _refusal(call: object, hostile: Hostile) -> PathError:

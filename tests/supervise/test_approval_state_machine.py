@@ -155,7 +155,7 @@ class ApprovalMachine(RuleBasedStateMachine):
         request = self._pick(index)
         if request is None:
             return
-        request.call.arguments["text"] = "mutated!"  # type: ignore[index]
+        request.call.arguments["text"] = "mutated!"
         self.blocked.add(request.request_id)
         self.approver.resolve(request.request_id, ApprovalDecision(kind="approve"))
         self.settle()

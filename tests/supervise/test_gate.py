@@ -221,7 +221,7 @@ async def test_r01_arguments_mutated_after_approval_never_execute_and_a_fresh_ap
     recorder = Recorder()
 
     def mutate_then_approve(request: ApprovalRequest) -> ApprovalDecision:
-        request.call.arguments["text"] = "rm -rf /"  # type: ignore[index]
+        request.call.arguments["text"] = "rm -rf /"
         return ApprovalDecision(kind="approve")
 
     approver = Scripted(mutate_then_approve, approve)
@@ -536,7 +536,7 @@ async def test_s09_every_path_to_execution_goes_through_the_gate(tmp_path: Path)
     mcp.register("srv", _EchoServer())
     mcp.guard(gate)
     result = await mcp.invoke("srv", {"id": "m", "name": "echo", "arguments": {}}, runtime.services.sandbox)
-    assert result.error.code == "APPROVAL_DENIED"
+    assert result.error is not None and result.error.code == "APPROVAL_DENIED"
     assert len(approver.requests) == 4 and recorder.executed == []
 
 

@@ -55,8 +55,8 @@ async def test_a_tool_edit_that_breaks_the_input_schema_is_refused(tmp_path: Pat
             for n in range(3)
         ]
     assert [result.status for result in results] == ["failed", "failed", "success"]
-    assert {result.error.code for result in results[:2]} == {"APPROVAL_EDIT_INVALID"}  # type: ignore[union-attr]
-    assert "text: 5 is not of type 'string'" in results[0].error.message  # type: ignore[union-attr]
+    assert {result.error.code for result in results[:2]} == {"APPROVAL_EDIT_INVALID"}
+    assert "text: 5 is not of type 'string'" in results[0].error.message
     assert ran == [{"text": "fine"}]
 
 

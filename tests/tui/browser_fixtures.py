@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from textual._compositor import CompositorUpdate
 from textual.app import App
 from textual.screen import Screen
 
@@ -201,6 +202,7 @@ def terminal_output(app: App[Any]) -> str:
         safe_box=False,
     )
     update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    assert isinstance(update, CompositorUpdate)
     return update.render_segments(console)
 
 

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_fixtures import (
+from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
+
+from ditto_tui.tui.screens import approval
+from ditto_tui.tui.screens.approval import ApprovalModal
+from ditto_tui.tui.screens.grants import GrantsModal
+from ditto_tui.tui.widgets.schema_form import SchemaForm
+from tests.tui.run_fixtures import (
     SIZE,
     app_for,
     approval_view,
@@ -22,13 +29,6 @@ from run_fixtures import (
     wait_until,
     workspace,
 )
-from textual.pilot import Pilot
-from textual.widgets import Input, TextArea
-
-from ditto_tui.tui.screens import approval
-from ditto_tui.tui.screens.approval import ApprovalModal
-from ditto_tui.tui.screens.grants import GrantsModal
-from ditto_tui.tui.widgets.schema_form import SchemaForm
 
 NOTE = ".ditto/notes/hello.md"
 WRITE_NOTE = "graphs/write_note.py"
@@ -138,6 +138,7 @@ async def test_two_pending_requests_queue_and_are_answered_in_turn(tmp_path: Pat
         await pilot.press("d", *"one", "enter")
         result = await outputs(pilot)
         approved, denied = first.request.node_id, second.request.node_id
+        assert approved is not None and denied is not None
         assert result[approved].status == "success" and result[denied].error.code == "APPROVAL_DENIED"
         assert (root / f"{approved}.md").exists() and not (root / f"{denied}.md").exists()
 
@@ -267,9 +268,8 @@ async def test_t08_t02_t09_hostile_arguments_open_the_view_and_show_literally(tm
         ):
             assert literal in text, literal
         assert "\x1b" not in text and "\u202e" not in text
-        assert view.request.call.arguments["text"].startswith(
-            "[/b] [bold red]"
-        )  # raw bytes kept for the digest
+        raw = view.request.call.arguments["text"]
+        assert isinstance(raw, str) and raw.startswith("[/b] [bold red]")  # raw bytes kept for the digest
         await pilot.press("a")
         assert (await outputs(pilot))["write"].status == "success"
         assert "\x1b]52;c;" in (root / "[red]note.md").read_text()  # approved exactly as shown

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from run_fixtures import DATA, ROOT, SIZE, app_for, run_screen, screen_text, wait_until, workspace
 
 from ditto_tui.__main__ import main
 from ditto_tui.tui.screens.grants import GrantsModal
+from tests.tui.run_fixtures import DATA, ROOT, SIZE, app_for, run_screen, screen_text, wait_until, workspace
 
 PROBE = """
 import sys

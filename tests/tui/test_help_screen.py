@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from browser_fixtures import screen_text
+from typing import Any
+
 from textual.app import App
 
 from ditto_tui.tui.screens.help import HelpScreen
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.screens.tools import ToolsScreen
+from tests.tui.browser_fixtures import screen_text
 
 
 class HelpApp(App[None]):
@@ -29,5 +31,5 @@ async def test_help_lists_each_screen_and_its_keys_and_escape_closes_it() -> Non
         assert not isinstance(app.screen, HelpScreen)
 
 
-def test_help_screen_snapshot(snap_compare) -> None:
+def test_help_screen_snapshot(snap_compare: Any) -> None:
     assert snap_compare(HelpApp(), terminal_size=(120, 36))

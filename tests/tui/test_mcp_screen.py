@@ -9,14 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import (
-    NOTES_TOOLS,
-    FakeMcpServer,
-    ScreenApp,
-    make_source,
-    runtime_config,
-    screen_text,
-)
 from textual.widgets import Input, Tree
 
 from ditto_tui.contracts import Observation
@@ -26,6 +18,14 @@ from ditto_tui.supervise import ApprovalDecision, QueueApprover, StaticApprover
 from ditto_tui.tui.mcp_source import McpSource, open_mcp_source
 from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.screens.mcp import McpScreen
+from tests.tui.browser_fixtures import (
+    NOTES_TOOLS,
+    FakeMcpServer,
+    ScreenApp,
+    make_source,
+    runtime_config,
+    screen_text,
+)
 
 BROKEN = [
     sys.executable,
@@ -262,7 +262,7 @@ async def test_command_palette_lists_the_browser_commands(tmp_path: Path) -> Non
         await pilot.press("escape")
 
 
-def test_mcp_screen_snapshot(snap_compare, tmp_path: Path) -> None:
+def test_mcp_screen_snapshot(snap_compare: Any, tmp_path: Path) -> None:
     server = FakeMcpServer(NOTES_TOOLS)
     source, _runtime, _gate = make_source(Path(__file__).parent, {"notes": server})
 
@@ -275,7 +275,7 @@ def test_mcp_screen_snapshot(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(app, terminal_size=(120, 36), run_before=select_tool)
 
 
-def test_mcp_invoke_snapshot(snap_compare) -> None:
+def test_mcp_invoke_snapshot(snap_compare: Any) -> None:
     server = FakeMcpServer(NOTES_TOOLS)
     source, _runtime, _gate = make_source(Path(__file__).parent, {"notes": server})
 

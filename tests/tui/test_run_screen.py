@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from run_fixtures import (
+from ditto_tui.tui.widgets.dag_layout import BOX_HEIGHT
+from tests.tui.run_fixtures import (
     SIZE,
     app_for,
     approval_view,
@@ -16,8 +17,6 @@ from run_fixtures import (
     wait_until,
     workspace,
 )
-
-from ditto_tui.tui.widgets.dag_layout import BOX_HEIGHT
 
 
 async def test_a_finished_run_shows_every_node_entry_and_count(tmp_path: Path) -> None:

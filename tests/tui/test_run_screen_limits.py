@@ -7,14 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from run_fixtures import run_screen, wait_until
-
 from ditto_tui.config import parse_runtime_config
 from ditto_tui.interaction import Tool
 from ditto_tui.program import Program
 from ditto_tui.runtime import LoopIteration, NodeInfo, RunFinished, RunStarted, WorkerContext, graph
 from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.run_state import RunModel
+from tests.tui.run_fixtures import run_screen, wait_until
 
 MANY_LINES = "\n".join(f"line {number}" for number in range(100_000))
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_fixtures import ROOT, SIZE, wait_until
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.screen import Screen
@@ -36,6 +35,7 @@ from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.screens.approval import ApprovalModal
 from ditto_tui.tui.screens.grants import GrantsModal
 from ditto_tui.tui.screens.run import RunScreen
+from tests.tui.run_fixtures import ROOT, SIZE, wait_until
 
 T0 = 1_750_000_000.0
 RUN = "run-20250615T150640-5a1e"

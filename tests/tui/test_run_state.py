@@ -25,7 +25,7 @@ IDS: dict[str, Any] = {"run_id": "run-1"}
 
 
 def _start(nodes: tuple[NodeInfo, ...], kind: str = "graph") -> RunStarted:
-    return RunStarted(**IDS, seq=1, at=100.0, plan="p", plan_kind=kind, nodes=nodes)  # type: ignore[arg-type]
+    return RunStarted(**IDS, seq=1, at=100.0, plan="p", plan_kind=kind, nodes=nodes)
 
 
 def _tool(seq: int, node: str, at: float) -> NodeStarted:

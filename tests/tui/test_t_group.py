@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import (
+from rich.cells import cell_len
+from textual.content import Content
+from textual.widgets import Static, Tree
+
+from ditto_tui.interaction.mcp.status import McpServerStatus
+from ditto_tui.tui.screens.mcp import McpScreen
+from ditto_tui.tui.text import render_untrusted
+from tests.tui.browser_fixtures import (
     NOTE_SCHEMA,
     FakeMcpServer,
     ScreenApp,
@@ -22,13 +29,6 @@ from browser_fixtures import (
     screen_text,
     terminal_output,
 )
-from rich.cells import cell_len
-from textual.content import Content
-from textual.widgets import Static, Tree
-
-from ditto_tui.interaction.mcp.status import McpServerStatus
-from ditto_tui.tui.screens.mcp import McpScreen
-from ditto_tui.tui.text import render_untrusted
 
 
 def _tools(hostile: str) -> list[dict[str, Any]]:

@@ -19,9 +19,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from browser_fixtures import foreign_sequences, screen_text, terminal_output
 from rich.cells import cell_len
-from run_fixtures import DATA, approval_view, keys_armed, run_screen, wait_until
 from textual.pilot import Pilot
 from textual.widget import Widget
 
@@ -30,6 +28,8 @@ from ditto_tui.interaction import Tool
 from ditto_tui.program import Program
 from ditto_tui.runtime import WorkerContext, graph
 from ditto_tui.tui import DittoApp, RunSpec
+from tests.tui.browser_fixtures import foreign_sequences, screen_text, terminal_output
+from tests.tui.run_fixtures import DATA, approval_view, keys_armed, run_screen, wait_until
 
 SIZE = (160, 60)
 HOSTILE: dict[str, str] = {

@@ -6,6 +6,7 @@ import json
 import re
 import sys
 import unicodedata
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -119,7 +120,7 @@ def test_rendered_output_carries_no_escape_from_the_input() -> None:
 
 
 def test_untrusted_json_is_pretty_and_valid_for_plain_strings() -> None:
-    value = {"a": [1, 2.5, True, False, None, {}], "b": "text", "c": [], "n": {"x": "y"}}
+    value: dict[str, Any] = {"a": [1, 2.5, True, False, None, {}], "b": "text", "c": [], "n": {"x": "y"}}
     assert untrusted_json(value).plain == json.dumps(value, indent=2)
 
 

@@ -7,9 +7,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from browser_fixtures import ScreenApp
-from run_fixtures import ROOT, SIZE, screen_text, wait_until
-
 from ditto_tui.config import RuntimeConfig, parse_runtime_config
 from ditto_tui.contracts import McpCapability
 from ditto_tui.demo.servers import demo_server_entry
@@ -20,9 +17,11 @@ from ditto_tui.sandbox import Sandbox
 from ditto_tui.supervise import ApprovalPolicy
 from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.screens.tools import ToolsScreen, mcp_tool_rows, reachable_mcp_tools, tool_definitions
+from tests.tui.browser_fixtures import ScreenApp
+from tests.tui.run_fixtures import ROOT, SIZE, run_screen, screen_text, wait_until
 
 GRAPH = ROOT / "graphs" / "mcp_notes.py"
-RULES = [
+RULES: list[dict[str, Any]] = [
     {"mcp": "demo:*", "hints": {"readOnly": True}, "decision": "allow"},
     {"mcp": "demo:write_*", "decision": "allow"},
 ]
@@ -93,8 +92,8 @@ async def test_the_app_lists_the_mcp_tools_of_mcp_notes_and_x_says_when_nothing_
         assert "demo:write_note" in text and "demo:read_note" in text
         await pilot.press("f2")
         await wait_until(
-            pilot, lambda: "mcp-notes:1" in screen_text(app) or app.screen.model.finished, timeout=30
-        )  # type: ignore[attr-defined]
-        await wait_until(pilot, lambda: app.screen.model.finished, timeout=30)  # type: ignore[attr-defined]
+            pilot, lambda: "mcp-notes:1" in screen_text(app) or run_screen(app).model.finished, timeout=30
+        )
+        await wait_until(pilot, lambda: run_screen(app).model.finished, timeout=30)
         await pilot.press("x")
         await wait_until(pilot, lambda: "Nothing to cancel: the run has ended." in screen_text(app))

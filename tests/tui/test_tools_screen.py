@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from browser_fixtures import ScreenApp, runtime_config, sample_tools, sandbox_for, screen_text
 from textual.widgets import DataTable
 
 from ditto_tui.supervise import ApprovalPolicy
 from ditto_tui.tui.screens.tools import ToolsScreen, tool_definitions, tool_rows
+from tests.tui.browser_fixtures import ScreenApp, runtime_config, sample_tools, sandbox_for, screen_text
 
 
 def _screen(workspace: Path, always: tuple[str, ...] = ()) -> ToolsScreen:
@@ -64,6 +65,6 @@ async def test_clicking_a_row_shows_that_tool(tmp_path: Path) -> None:
         assert "Read a UTF-8 text file inside the workspace." in screen_text(app)
 
 
-def test_tools_screen_snapshot(snap_compare, tmp_path: Path) -> None:
+def test_tools_screen_snapshot(snap_compare: Any, tmp_path: Path) -> None:
     workspace = Path(__file__).parent
     assert snap_compare(ScreenApp(lambda: _screen(workspace)), press=["down"], terminal_size=(120, 36))

@@ -13,17 +13,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from browser_fixtures import FakeMcpServer
-from run_fixtures import (
-    SIZE,
-    app_for,
-    approval_view,
-    keys_armed,
-    outputs,
-    screen_text,
-    wait_until,
-    workspace,
-)
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.pilot import Pilot
@@ -36,6 +25,17 @@ from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.faults import UI_ERRORS_LOG, Guarded
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.widgets.schema_form import MAX_DEPTH, SchemaForm, json_only_reason, plan_fields
+from tests.tui.browser_fixtures import FakeMcpServer
+from tests.tui.run_fixtures import (
+    SIZE,
+    app_for,
+    approval_view,
+    keys_armed,
+    outputs,
+    screen_text,
+    wait_until,
+    workspace,
+)
 
 NOTE = ".ditto/notes/hello.md"
 

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_fixtures import FakeMcpServer
-from run_fixtures import SIZE, approval_view, screen_text, wait_until
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -24,6 +22,8 @@ from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.screens.approval import ApprovalModal
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.write_targets import server_roots, write_targets
+from tests.tui.browser_fixtures import FakeMcpServer
+from tests.tui.run_fixtures import SIZE, approval_view, screen_text, wait_until
 
 HOSTILE_TITLE = "Tidy [bold red]up[/] \x1b[31mnow\u202e"
 OBJECT = {"type": "object", "properties": {"name": {"type": "string"}}}
@@ -150,8 +150,7 @@ async def test_u11_mcp_write_diff(tmp_path: Path) -> None:
 
         # The legitimate path: the diff against the note as it is now, then the write.
         view = await _ask(pilot, screen, "demo", "write_note", name="welcome", text="Replaced.\n")
-        text = view.diff_view.render()
-        shown = str(text)
+        shown = str(view.diff_view.render())
         assert "Diff against the current notes/welcome.md (the file this call most likely writes" in shown
         assert f"-{first_line}" in shown and "+Replaced." in shown
         await pilot.press("a")

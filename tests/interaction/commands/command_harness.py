@@ -168,7 +168,7 @@ OPTION_LIKE = (
     "*",
 )
 
-UNKNOWN_FIELDS = (
+UNKNOWN_FIELDS: tuple[dict[str, Any], ...] = (
     {"flags": ["--out=x"]},
     {"extra_args": ["-exec", "sh"]},
     {"output": "b"},

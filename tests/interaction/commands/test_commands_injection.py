@@ -22,6 +22,7 @@ from tests.interaction.commands.command_harness import (
     with_path,
 )
 from tests.sandbox.hostile_tree import Hostile
+from tests.typed import structured
 
 
 def _snapshot(root: Path) -> dict[str, str]:
@@ -41,7 +42,7 @@ async def test_a01_grep_pattern_naming_the_canary_file_is_a_literal(
     pattern = f"-f{hostile.outside}/secret.txt"
     result = await harness.call("grep", {"pattern": pattern, "paths": ["sub/inner.txt"]})
     assert harness.last_argv == ["grep", "-n", "-D", "skip", "-e", pattern, "--", "./sub/inner.txt"]
-    assert result.status == "failed" and result.structured_content["exitCode"] == 1  # type: ignore[index]
+    assert result.status == "failed" and structured(result)["exitCode"] == 1
     hostile.assert_clean(everything(result).replace(str(hostile.outside), ""))
     assert hostile.token not in everything(result)
 
@@ -226,7 +227,7 @@ async def test_a15_shell_syntax_is_literal_everywhere(harness: CommandHarness, h
         grep = await harness.call(
             "grep", {"pattern": value, "paths": ["sub/inner.txt"], "fixedStrings": True}
         )
-        assert grep.structured_content["exitCode"] == 1  # type: ignore[index]
+        assert structured(grep)["exitCode"] == 1
         found = await harness.call("find", {"name": value, "maxDepth": 1})
         assert found.status == "success"
         hostile.assert_clean(everything(grep) + everything(found))

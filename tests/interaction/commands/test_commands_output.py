@@ -7,7 +7,6 @@ import os
 import socket
 import time
 import tracemalloc
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -19,13 +18,13 @@ from ditto_tui.interaction.commands._output import bound_stream
 from tests.interaction.commands.command_harness import CommandHarness, everything, rule
 from tests.properties import examples
 from tests.sandbox.hostile_tree import BOUNDARY, Hostile
+from tests.typed import structured
 
 CAP = 65536
 
 
 def _truncated(result: ExternalResult, stream: str = "stdout") -> dict[str, bool]:
-    structured: Any = result.structured_content
-    flags: dict[str, bool] = structured["truncated"][stream]
+    flags: dict[str, bool] = structured(result)["truncated"][stream]
     return flags
 
 
@@ -45,7 +44,7 @@ async def test_o01_sparse_2gib_file_is_cut_at_the_cap_and_the_child_killed(
     finally:
         tracemalloc.stop()
     assert result.status == "success"
-    assert result.structured_content["exitCode"] == -9  # type: ignore[index]
+    assert structured(result)["exitCode"] == -9
     assert _truncated(result) == {"bytes": True, "entries": False}
     assert 0 < _utf8_size(result.content) <= CAP
     assert "\x00" not in str(result.content)
@@ -124,7 +123,7 @@ async def test_o06_multibyte_character_across_the_stderr_cap(hostile: Hostile, l
     cap = 1024
     harness = CommandHarness(hostile.root, max_error_bytes=cap)
     result = await harness.call("grep", {"pattern": "x", "paths": _missing_names(cap, lead, char)})
-    stderr = result.structured_content["stderr"]  # type: ignore[index]
+    stderr = structured(result)["stderr"]
     assert _truncated(result, "stderr")["bytes"] is True
     assert len(stderr.encode("utf-8")) == cap - lead
     assert stderr.endswith("p")
@@ -150,10 +149,10 @@ async def test_o09_stderr_is_capped_while_stdout_is_delivered(hostile: Hostile) 
     harness = CommandHarness(hostile.root, max_error_bytes=512)
     names = [f"gone-{index}-" + "g" * 200 for index in range(15)]
     result = await harness.call("grep", {"pattern": "inner", "paths": [*names, "sub/inner.txt"]})
-    structured: Any = result.structured_content
-    assert result.status == "failed" and structured["exitCode"] == 2
-    assert structured["stdout"] == "./sub/inner.txt:1:inner\n"
-    assert len(structured["stderr"].encode()) <= 512 and _truncated(result, "stderr")["bytes"] is True
+    content = structured(result)
+    assert result.status == "failed" and content["exitCode"] == 2
+    assert content["stdout"] == "./sub/inner.txt:1:inner\n"
+    assert len(content["stderr"].encode()) <= 512 and _truncated(result, "stderr")["bytes"] is True
 
 
 async def test_o10_fifos_are_refused_and_recursion_skips_them(
@@ -226,8 +225,8 @@ async def test_o15_exit_statuses_are_told_apart(harness: CommandHarness, hostile
     no_match = await harness.call("grep", {"pattern": "absent", "paths": ["sub/inner.txt"]})
     error = await harness.call("grep", {"pattern": "x", "paths": ["nothing-here"]})
     capped = await harness.call("cat", {"path": "big"})
-    assert (no_match.status, no_match.structured_content["exitCode"]) == ("failed", 1)  # type: ignore[index]
-    assert (error.status, error.structured_content["exitCode"]) == ("failed", 2)  # type: ignore[index]
+    assert (no_match.status, structured(no_match)["exitCode"]) == ("failed", 1)
+    assert (error.status, structured(error)["exitCode"]) == ("failed", 2)
     assert no_match.error is not None and no_match.error.code == "COMMAND_EXIT_NONZERO"
     assert capped.status == "success" and _truncated(capped)["bytes"] is True
     slow = CommandHarness(hostile.root, timeout=0.02)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from tests.interaction.commands.command_harness import (
     with_path,
 )
 from tests.sandbox.hostile_tree import Hostile
+from tests.typed import structured
 
 
 async def _refused_by_every_tool(
@@ -166,7 +168,7 @@ async def test_p17_symlink_to_an_outside_file_is_refused(
 async def test_p18_symlinked_directory_arguments_are_refused(
     harness: CommandHarness, hostile: Hostile
 ) -> None:
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("ls", {"path": "dirlink"}),
         ("cat", {"path": "dirlink/secret.txt"}),
         ("find", {"path": "dirlink"}),
@@ -184,7 +186,7 @@ async def test_p18_recursion_from_the_root_never_descends_into_links(
     harness: CommandHarness, hostile: Hostile
 ) -> None:
     grep = await harness.call("grep", {"pattern": "CANARY", "paths": ["."], "recursive": True})
-    assert grep.status == "failed" and grep.structured_content["exitCode"] == 1  # type: ignore[index]
+    assert grep.status == "failed" and structured(grep)["exitCode"] == 1
     found = await harness.call("find", {"name": "secret.txt"})
     assert found.status == "success" and found.content == ""
     everywhere = await harness.call("find", {"maxDepth": 32})

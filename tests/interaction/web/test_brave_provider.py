@@ -11,6 +11,7 @@ import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -31,11 +32,12 @@ from tests.interaction.web.loopback import (
     trickle,
 )
 from tests.interaction.web.web_harness import KEY, assert_no_key, everything, reason, web_search
+from tests.typed import structured
 
 MIB = 1024 * 1024
 
 
-async def _measured(server: LoopbackServer, **options: object) -> tuple[ExternalResult, float, int]:
+async def _measured(server: LoopbackServer, **options: Any) -> tuple[ExternalResult, float, int]:
     """One search, with its wall time and the peak of traced Python memory while it ran."""
     tracemalloc.start()
     started = time.monotonic()
@@ -90,7 +92,7 @@ async def test_w08_an_honest_gzip_body_is_decoded() -> None:
     ) as server:
         result = await web_search(server, {"query": "q"})
     assert result.status == "success"
-    assert result.structured_content["results"][0]["title"] == "Zipped"  # type: ignore[index]
+    assert structured(result)["results"][0]["title"] == "Zipped"
 
 
 @pytest.mark.parametrize("encoding", ["br", "deflate", "zstd", "gzip, gzip"])
@@ -251,7 +253,7 @@ async def test_e04_the_key_never_leaks_in_any_form(caplog: pytest.LogCaptureFixt
     texts.append(repr(create_brave_web_search_provider(api_key=KEY)))
     for text in texts:
         assert_no_key(text)
-    found = results[0].structured_content["results"]  # type: ignore[index]
+    found = structured(results[0])["results"]
     assert [item["url"] for item in found] == ["https://ok.example/1", "https://ok.example/2"]
     assert found[0]["title"] == "title [REDACTED]"
     assert found[0]["snippet"] == "snippet [REDACTED] and [REDACTED]"

@@ -23,13 +23,13 @@ from ditto_tui.runtime import create_ditto
 from ditto_tui.signal import CancelSignal
 from tests.interaction.web.loopback import LoopbackServer, Reply, brave_json, hit, trickle
 from tests.interaction.web.web_harness import KEY, assert_no_key, everything, reason, rule, web_search
+from tests.typed import structured
 
 GOOD = "https://good.example/page?id=1"
 
 
 def _results(result: ExternalResult) -> list[dict[str, str]]:
-    structured: Any = result.structured_content
-    found: list[dict[str, str]] = structured["results"]
+    found: list[dict[str, str]] = structured(result)["results"]
     return found
 
 
@@ -167,7 +167,7 @@ async def _search_urls(urls: Sequence[str]) -> ExternalResult:
 def _only_the_good_one_survives(result: ExternalResult, dropped: int) -> None:
     assert result.status == "success"
     assert [item["url"] for item in _results(result)] == [GOOD]
-    assert result.structured_content["dropped"] == dropped  # type: ignore[index]
+    assert structured(result)["dropped"] == dropped
 
 
 async def test_w01_urls_with_credentials_are_dropped() -> None:
@@ -287,7 +287,7 @@ async def test_w13_bad_items_are_skipped_and_fields_bounded_and_cleaned() -> Non
         "url": "https://untitled.example/",
         "snippet": "evil text",
     }
-    assert result.structured_content["truncated"] is True  # type: ignore[index]
+    assert structured(result)["truncated"] is True
 
 
 async def test_w14_queries_carrying_credentials_are_not_sent() -> None:

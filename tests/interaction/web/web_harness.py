@@ -66,7 +66,8 @@ def reason(result: ExternalResult) -> str:
     """The failure reason of a failed search."""
     assert result.status == "failed" and result.error is not None and result.error.code == "WEB_SEARCH_FAILED"
     assert result.metadata is not None
-    value: str = result.metadata["reason"]
+    value = result.metadata["reason"]
+    assert isinstance(value, str)
     return value
 
 

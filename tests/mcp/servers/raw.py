@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -50,7 +51,7 @@ def tool(name: str, description: str = "A tool.", schema: Any = None) -> dict[st
     return {"name": name, "description": description, "inputSchema": SCHEMA if schema is None else schema}
 
 
-CURSORS = {
+CURSORS: dict[str, Callable[[int], str]] = {
     "same": lambda n: "again",
     "cycle": lambda n: "AB"[n % 2],
     "empty": lambda n: "",
@@ -134,7 +135,7 @@ def main() -> None:
         print(f"request {method} {json.dumps(message.get('params'))[:200]}", file=sys.stderr, flush=True)
         if method == "initialize":
             version = message["params"]["protocolVersion"]
-            capabilities = {"tools": {}}
+            capabilities: dict[str, Any] = {"tools": {}}
             reply(
                 request_id,
                 {
