@@ -21,7 +21,7 @@ from ditto_tui.tui.widgets.timeline import Timeline
 
 
 class ReplayScreen(Guarded, Screen[None]):
-    """A recorded run, read-only: the run view fed with the events of its journal instead of a runtime.
+    """A recorded run, read-only: the Run screen fed with the events of its journal instead of a runtime.
 
     It opens at the end of the run; n and b step one event forward and back, s and e jump to the start
     and the end, and the detail shows what each step changed. No runtime is built, no MCP server
