@@ -192,3 +192,19 @@ EVENT_TYPES: dict[str, type[ExecutionEvent]] = {
         CustomEvent,
     )
 }
+
+_PLACED = {"run_id": "-", "seq": 0, "at": 0.0}
+"""Stand-ins for the fields the runtime assigns when it publishes an event (its run, place and time)."""
+
+
+def checked_fields(event_type: type[ExecutionEvent], /, **fields: Any) -> tuple[str, dict[str, Any]]:
+    """The kind and fields of an ``event_type`` event, validated against the model before it is emitted.
+
+    For code outside the runtime's hot path that builds events of a known class (the approval gate):
+    a wrong or missing field, or a value of the wrong type, raises ``pydantic.ValidationError`` here,
+    where the event is made, instead of reaching subscribers and the journal unchecked. Use as
+    ``context.emit(*checked_fields(ApprovalResolved, request_id=..., ...))``.
+    """
+    kind = event_type.model_fields["kind"].default
+    event = event_type.model_validate({**fields, **_PLACED, "kind": kind})
+    return kind, {name: getattr(event, name) for name in fields}

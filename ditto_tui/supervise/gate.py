@@ -20,7 +20,7 @@ from ditto_tui.errors import ValidationError
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.tools import PreparedCall, ToolRegistry
 from ditto_tui.runtime.approval import APPROVING, Approval
-from ditto_tui.runtime.events import ApprovalResolved, ExecutionEvent
+from ditto_tui.runtime.events import ApprovalRequested, ApprovalResolved, ExecutionEvent, checked_fields
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.schema import check_against_schema
@@ -301,7 +301,7 @@ class ApprovalGate:
         request = self._request(subject, verdict, context)
         _emit(
             context,
-            "approval_requested",
+            ApprovalRequested,
             request_id=request.request_id,
             call_id=subject.call.id,
             tool=subject.label,
@@ -386,7 +386,7 @@ class ApprovalGate:
         )
         event = _emit(
             context,
-            "approval_resolved",
+            ApprovalResolved,
             request_id=request.request_id,
             call_id=request.call.id,
             tool=request.tool,
@@ -438,8 +438,14 @@ def _with_arguments(prepared: PreparedCall, canonical: str) -> PreparedCall:
     )
 
 
-def _emit(context: WorkerContext | None, kind: str, **fields: Any) -> ExecutionEvent | None:
-    return context.emit(kind, **fields) if context is not None else None
+def _emit(
+    context: WorkerContext | None, event_type: type[ExecutionEvent], **fields: Any
+) -> ExecutionEvent | None:
+    """Emit an ``event_type`` event whose fields are checked against its class first."""
+    if context is None:
+        return None
+    kind, checked = checked_fields(event_type, **fields)
+    return context.emit(kind, **checked)
 
 
 __all__ = ["ApprovalGate", "Approver"]

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from ditto_tui.errors import GraphExecutionError
-from ditto_tui.headless import PrintSink
 from ditto_tui.interaction import create_interaction_worker
 from ditto_tui.runtime import CustomEvent, ExecutionEvent, create_ditto
+from ditto_tui.session import PrintSink
 from ditto_tui.supervise import ApprovalGate, ApprovalPolicy, RunJournal, StaticApprover
 from ditto_tui.supervise.journal import DiskFile, open_journal_file
 from ditto_tui.tui import DittoApp, RunSpec

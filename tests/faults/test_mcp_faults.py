@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ditto_tui.headless import open_runtime
+from ditto_tui.session import open_runtime
 from ditto_tui.supervise import StaticApprover
 from ditto_tui.tui.screens.grants import GrantsModal
 from tests.faults.fault_fixtures import (

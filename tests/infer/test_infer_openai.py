@@ -14,7 +14,6 @@ import pytest
 from ditto_tui.contracts import ToolCall
 from ditto_tui.demo.tools import read_text_tool, write_text_tool
 from ditto_tui.errors import ValidationError
-from ditto_tui.headless import PrintSink
 from ditto_tui.infer import (
     InferError,
     InferMessage,
@@ -27,6 +26,7 @@ from ditto_tui.infer import (
 from ditto_tui.interaction import create_interaction_worker
 from ditto_tui.runtime import create_ditto
 from ditto_tui.sanitize import unsafe_reason
+from ditto_tui.session import PrintSink
 from ditto_tui.signal import CancelSignal
 from ditto_tui.supervise import ApprovalGate, StaticApprover
 from tests.infer.chat_server import ChatServer, Reply, chat_server, completion, tool_call

@@ -17,12 +17,12 @@ import pytest
 
 from ditto_tui.config import load_runtime_config_file
 from ditto_tui.errors import DittoError
-from ditto_tui.headless import open_runtime
 from ditto_tui.home import runs_dir
 from ditto_tui.interaction import Tool, create_interaction_worker
 from ditto_tui.program import Program
 from ditto_tui.runs_cli import audit_json
 from ditto_tui.runtime import create_ditto, graph
+from ditto_tui.session import open_runtime
 from ditto_tui.supervise import (
     ApprovalDecision,
     ApprovalGate,

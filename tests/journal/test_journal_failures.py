@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from ditto_tui.errors import GraphExecutionError
-from ditto_tui.headless import PrintSink, run_headless
+from ditto_tui.headless import run_headless
 from ditto_tui.home import runs_dir
 from ditto_tui.interaction import create_interaction_worker
 from ditto_tui.runtime import CustomEvent, ExecutionEvent, NodeInfo, RunStarted, create_ditto
+from ditto_tui.session import PrintSink
 from ditto_tui.supervise import (
     ApprovalDecision,
     ApprovalGate,

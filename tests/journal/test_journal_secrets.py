@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 from ditto_tui.__main__ import main
 from ditto_tui.config import load_runtime_config_file
-from ditto_tui.headless import build_runtime
 from ditto_tui.interaction import Tool
 from ditto_tui.program import Program
 from ditto_tui.runtime import (
@@ -33,6 +32,7 @@ from ditto_tui.runtime import (
     graph,
 )
 from ditto_tui.sanitize import REDACTED
+from ditto_tui.session import build_runtime
 from ditto_tui.supervise import StaticApprover, read_journal
 from ditto_tui.supervise.journal import LineEncoder
 from tests.journal.journal_fixtures import journals, make_workspace

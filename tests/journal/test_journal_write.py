@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from ditto_tui.__main__ import main
-from ditto_tui.headless import build_runtime, run_headless
+from ditto_tui.headless import run_headless
 from ditto_tui.interaction import Tool, create_interaction_worker
 from ditto_tui.program import Program
 from ditto_tui.runtime import ExecutionEvent, WorkerContext, create_ditto, graph
+from ditto_tui.session import build_runtime
 from ditto_tui.supervise import (
     ApprovalGate,
     ApprovalPolicy,

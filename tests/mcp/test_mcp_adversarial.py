@@ -20,7 +20,6 @@ from ditto_tui.__main__ import main
 from ditto_tui.config import parse_runtime_config
 from ditto_tui.contracts import TextPart, ToolCall
 from ditto_tui.errors import McpError
-from ditto_tui.headless import open_runtime
 from ditto_tui.interaction import (
     McpRegistry,
     McpToolsChanged,
@@ -32,6 +31,7 @@ from ditto_tui.interaction.mcp.content import MAX_TEXT_CHARS
 from ditto_tui.program import Program
 from ditto_tui.runtime import create_ditto, graph
 from ditto_tui.sandbox import Sandbox
+from ditto_tui.session import open_runtime
 from ditto_tui.signal import CancelSignal
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalPolicy, ApprovalRequest
 from tests.mcp.mcp_helpers import ROOT, SERVERS, free_port, http_server, lines, python_server, sandbox
