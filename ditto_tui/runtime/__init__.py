@@ -4,6 +4,7 @@ from ditto_tui.config import RuntimeConfig, load_runtime_config_file
 from ditto_tui.errors import GraphExecutionError, LoopLimitError, UnknownNodeError
 from ditto_tui.runtime.client import Runtime, create_ditto
 from ditto_tui.runtime.events import (
+    AnyEvent,
     ApprovalRequested,
     ApprovalResolved,
     CustomEvent,
@@ -22,6 +23,7 @@ from ditto_tui.runtime.worker import NodeHandler, Services, WorkerContext, Worke
 from ditto_tui.signal import CancelSignal
 
 __all__ = [
+    "AnyEvent",
     "ApprovalRequested",
     "ApprovalResolved",
     "CancelSignal",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -176,6 +176,22 @@ class CustomEvent(ExecutionEvent):
     name: str
     data: Any = None
 
+
+AnyEvent = Annotated[
+    RunStarted
+    | NodeStarted
+    | NodeFinished
+    | NodeFailed
+    | NodeSkipped
+    | LoopIteration
+    | ApprovalRequested
+    | ApprovalResolved
+    | RunFinished
+    | CustomEvent,
+    Field(discriminator="kind"),
+]
+"""Every execution event, as one union discriminated by ``kind``: what the journal reader parses a line
+into, and what readers ``match`` on by class."""
 
 EVENT_TYPES: dict[str, type[ExecutionEvent]] = {
     cls.model_fields["kind"].default: cls

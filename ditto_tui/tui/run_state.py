@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ditto_tui.runtime import ExecutionEvent, NodeFailed, NodeFinished
+from ditto_tui.runtime import (
+    ApprovalRequested,
+    ApprovalResolved,
+    CustomEvent,
+    ExecutionEvent,
+    LoopIteration,
+    NodeFailed,
+    NodeFinished,
+    NodeSkipped,
+    NodeStarted,
+    RunFinished,
+    RunStarted,
+)
 from ditto_tui.supervise.journal import field_of
 
 NodeState = Literal["pending", "running", "awaiting", "succeeded", "failed", "skipped"]
@@ -201,18 +213,6 @@ class RunModel:
         self.layout_version = 0
         self._calls: dict[str, Entry] = {}
         self._iteration_entry: Entry | None = None
-        self._handlers: dict[str, Callable[[Any], None]] = {
-            "run_started": self._run_started,
-            "node_started": self._node_started,
-            "node_finished": self._node_finished,
-            "node_failed": self._node_failed,
-            "node_skipped": self._node_skipped,
-            "loop_iteration": self._loop_iteration,
-            "approval_requested": self._approval_requested,
-            "approval_resolved": self._approval_resolved,
-            "run_finished": self._run_finished,
-            "custom": self._custom,
-        }
 
     # -- reading ----------------------------------------------------------------------------------------
 
@@ -235,11 +235,28 @@ class RunModel:
 
     def apply(self, events: Iterable[ExecutionEvent]) -> None:
         """Fold ``events`` (in stream order) into the state."""
-        handlers = self._handlers
         for event in events:
-            handler = handlers.get(event.kind)
-            if handler is not None:
-                handler(event)
+            match event:  # the most frequent kinds first
+                case NodeStarted():
+                    self._node_started(event)
+                case NodeFinished():
+                    self._node_finished(event)
+                case CustomEvent():
+                    self._custom(event)
+                case NodeFailed():
+                    self._node_failed(event)
+                case NodeSkipped():
+                    self._node_skipped(event)
+                case ApprovalRequested():
+                    self._approval_requested(event)
+                case ApprovalResolved():
+                    self._approval_resolved(event)
+                case LoopIteration():
+                    self._loop_iteration(event)
+                case RunStarted():
+                    self._run_started(event)
+                case RunFinished():
+                    self._run_finished(event)
 
     def _add(self, kind: EntryKind, event: ExecutionEvent, title: str | None = None, **fields: Any) -> Entry:
         entry = Entry(len(self.entries), kind, event, title=title, **fields)
@@ -255,7 +272,7 @@ class RunModel:
             self.layout_version += 1
         return node
 
-    def _run_started(self, event: Any) -> None:
+    def _run_started(self, event: RunStarted) -> None:
         self.plan, self.plan_kind, self.phase = event.plan, event.plan_kind, "running"
         self.started_at, self.max_iterations = event.at, event.max_iterations
         self.nodes = {info.id: NodeView(id=info.id, type=info.type, deps=info.deps) for info in event.nodes}
@@ -265,7 +282,7 @@ class RunModel:
             "run", event, f"run {event.plan}", summary=f"{event.plan_kind}, {count} nodes", status="running"
         )
 
-    def _loop_iteration(self, event: Any) -> None:
+    def _loop_iteration(self, event: LoopIteration) -> None:
         """A new iteration: the plan's nodes start over; calls nested in the last one leave the graph."""
         self.iteration = event.iteration
         if any(node.nested for node in self.nodes.values()):
@@ -283,7 +300,7 @@ class RunModel:
         if entry is not None:
             entry.update(event, status=status, duration_ms=(event.at - entry.at) * 1000)
 
-    def _node_started(self, event: Any) -> None:
+    def _node_started(self, event: NodeStarted) -> None:
         node = self._node(event.node_id, event.node_type)
         node.state, node.started_at, node.duration_ms = "running", event.at, None
         node.runs += 1
@@ -294,7 +311,7 @@ class RunModel:
         )
         node.entry = self._calls[event.execution_id] = entry
 
-    def _node_finished(self, event: Any) -> None:
+    def _node_finished(self, event: NodeFinished) -> None:
         node = self._node(event.node_id, event.node_type)
         status = outcome_status(event.output)
         node.state = "succeeded" if status in _OK or status == "done" else "failed"
@@ -303,7 +320,7 @@ class RunModel:
         if entry is not None:
             entry.update(event, status=status, duration_ms=event.duration_ms)
 
-    def _node_failed(self, event: Any) -> None:
+    def _node_failed(self, event: NodeFailed) -> None:
         node = self._node(event.node_id, event.node_type)
         node.state, node.duration_ms = "failed", event.duration_ms
         entry = self._calls.pop(event.execution_id, None)
@@ -311,7 +328,7 @@ class RunModel:
         if entry is not None:
             entry.update(event, status=status, duration_ms=event.duration_ms)
 
-    def _node_skipped(self, event: Any) -> None:
+    def _node_skipped(self, event: NodeSkipped) -> None:
         node = self._node(event.node_id, event.node_type)
         node.state = "skipped"
         node.entry = self._add(
@@ -323,7 +340,7 @@ class RunModel:
             node_id=event.node_id,
         )
 
-    def _approval_requested(self, event: Any) -> None:
+    def _approval_requested(self, event: ApprovalRequested) -> None:
         node = self.nodes.get(event.node_id) if event.node_id else None
         if node is not None:
             node.state = "awaiting"
@@ -334,7 +351,7 @@ class RunModel:
         )
         self.pending_approvals[event.request_id] = entry
 
-    def _approval_resolved(self, event: Any) -> None:
+    def _approval_resolved(self, event: ApprovalResolved) -> None:
         entry = self.pending_approvals.pop(event.request_id, None)
         if entry is None:
             return
@@ -345,7 +362,7 @@ class RunModel:
         if node is not None and node.state == "awaiting":
             node.state = "running"
 
-    def _run_finished(self, event: Any) -> None:
+    def _run_finished(self, event: RunFinished) -> None:
         self.phase, self.finished_at, self.error = event.status, event.at, event.error
         self._end_iteration(event, "done" if event.status == "succeeded" else event.status)
         summary = event.error or (f"node {event.failed_node!r} failed" if event.failed_node else "")
@@ -359,7 +376,7 @@ class RunModel:
                 if node.state in ("running", "awaiting"):
                     node.state = "failed"
 
-    def _custom(self, event: Any) -> None:
+    def _custom(self, event: CustomEvent) -> None:
         self._add("event", event, event.name, summary=short_json(event.data, SUMMARY_CHARS), status="")
 
 

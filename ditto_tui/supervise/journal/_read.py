@@ -13,7 +13,14 @@ from typing import Any
 import pydantic
 
 from ditto_tui.home import runs_dir
-from ditto_tui.runtime.events import EVENT_TYPES, ApprovalResolved, ExecutionEvent, RunFinished, RunStarted
+from ditto_tui.runtime.events import (
+    EVENT_TYPES,
+    AnyEvent,
+    ApprovalResolved,
+    ExecutionEvent,
+    RunFinished,
+    RunStarted,
+)
 from ditto_tui.supervise.journal._lines import HEADER_KIND, LINKS_KEY, REDACTED_KEY
 from ditto_tui.supervise.journal._writer import JournalError
 
@@ -125,14 +132,17 @@ def _record(raw: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+_EVENTS: pydantic.TypeAdapter[AnyEvent] = pydantic.TypeAdapter(AnyEvent)
+"""Parses a journal line into its event class, chosen by ``kind``."""
+
+
 def _entry(record: dict[str, Any], line: int) -> JournalEntry | None:
     links = record.pop(LINKS_KEY, None)
     redacted = record.pop(REDACTED_KEY, False) is True
-    model = EVENT_TYPES.get(str(record.get("kind")))
-    if model is None:
+    if str(record.get("kind")) not in EVENT_TYPES:
         return None
     try:
-        event = model.model_validate(record)
+        event: ExecutionEvent = _EVENTS.validate_python(record)
     except pydantic.ValidationError:
         return None
     links = links if isinstance(links, dict) else {}
