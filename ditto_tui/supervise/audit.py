@@ -41,6 +41,15 @@ NOT_EXECUTED = frozenset(
 """Error codes of results the approval gate returned without executing the call."""
 
 
+def arguments_diff(asked: Any, ran: Any) -> list[str]:
+    """An edit of a call's arguments as unified-diff lines of their pretty JSON, asked → executed."""
+    before, after = (
+        json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2, default=repr).splitlines()
+        for value in (asked, ran)
+    )
+    return list(difflib.unified_diff(before, after, "requested", "executed", lineterm=""))
+
+
 @dataclass(kw_only=True)
 class CallRecord:
     """One tool or MCP call of a run: how it was approved, what executed, what was observed, delivered.
@@ -90,11 +99,7 @@ class CallRecord:
         """The edit as unified-diff lines of the arguments' pretty JSON (empty when nothing was edited)."""
         if not self.edited or self.executed_arguments is None:
             return []
-        before, after = (
-            json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2, default=repr).splitlines()
-            for value in (self.arguments, self.executed_arguments)
-        )
-        return list(difflib.unified_diff(before, after, "requested", "executed", lineterm=""))
+        return arguments_diff(self.arguments, self.executed_arguments)
 
     @property
     def digest_check(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,10 +15,12 @@ from textual.strip import Strip
 
 from ditto_tui.contracts import ExternalResult
 from ditto_tui.interaction import observe_external_result
-from ditto_tui.runtime import ExecutionEvent
+from ditto_tui.runtime import ApprovalRequested, ApprovalResolved, ExecutionEvent
+from ditto_tui.supervise.audit import arguments_diff
 from ditto_tui.supervise.journal import field_of
 from ditto_tui.tui.run_state import Entry, format_seconds, plain
 from ditto_tui.tui.text import untrusted_json
+from ditto_tui.tui.widgets.diff import unified_diff_text
 from ditto_tui.tui.widgets.inline import one_line
 
 _PAYLOADS = ("input", "output", "arguments", "data", "nodes")
@@ -70,12 +73,26 @@ def entry_detail(entry: Entry, *, raw: bool, full: bool = False) -> Text:
     hidden = _Hidden()
     for event in entry.events:
         out.append_text(event_detail(event, raw=raw, hidden=None if full else hidden))
+    edit = edit_diff(entry.events)
+    if edit:
+        out.append("\nThe arguments were edited: what executed, against what was requested\n", style="bold")
+        out.append_text(unified_diff_text(edit))
+        out.append("\n")
     if hidden.characters:
         out.append(
             f"\n… {hidden.characters:,} characters of long values not shown: press f to show everything\n",
             style="bold yellow",
         )
     return out
+
+
+def edit_diff(events: Sequence[ExecutionEvent]) -> str:
+    """The unified diff from the requested arguments to the edited ones that ran ("" when not edited)."""
+    asked = next((event for event in events if isinstance(event, ApprovalRequested)), None)
+    ran = next((event for event in events if isinstance(event, ApprovalResolved) and event.edited), None)
+    if asked is None or ran is None or ran.arguments is None:
+        return ""
+    return "\n".join(arguments_diff(asked.arguments, ran.arguments))
 
 
 class _Hidden:
