@@ -337,12 +337,12 @@ def first_frame(which: str) -> int:
     if which == "hello":
         app: App[Any] = _first_frame_probe(Hello)()
     else:
-        from ditto_tui.__main__ import DEFAULT_GRAPH, _config
         from ditto_tui.program import load_program
         from ditto_tui.tui import DittoApp, RunSpec
+        from ditto_tui.workspace import default_graph, resolve_config
 
-        config = _config(None, ROOT)
-        program = load_program(ROOT / DEFAULT_GRAPH, config, ROOT)
+        config = resolve_config(None, ROOT).config
+        program = load_program(default_graph(ROOT), config, ROOT)
         app = _first_frame_probe(DittoApp)(RunSpec(config=config, workspace=ROOT, program=program))
     app.run(headless=True, size=SIZE)
     return 0
