@@ -16,7 +16,7 @@ from ditto_tui.runtime.events import (
 )
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
 from ditto_tui.supervise.gate import ApprovalGate
-from ditto_tui.supervise.inbox import Approver, Inbox
+from ditto_tui.supervise.inbox import Approver, Inbox, InboxAnswer, InboxRequest
 from ditto_tui.supervise.journal import JournalEntry, JournalError, JournalRead, RunJournal, read_journal
 from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
@@ -35,6 +35,8 @@ __all__ = [
     "Approver",
     "ExecutionEvent",
     "Inbox",
+    "InboxAnswer",
+    "InboxRequest",
     "JournalEntry",
     "JournalError",
     "JournalRead",

@@ -24,7 +24,7 @@ from ditto_tui.runtime.events import ApprovalRequested, ApprovalResolved, Execut
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.schema import check_against_schema
-from ditto_tui.supervise.inbox import Approver, Inbox
+from ditto_tui.supervise.inbox import Answer, Approver, Inbox
 from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
@@ -339,7 +339,9 @@ class ApprovalGate:
         def check(arguments: Mapping[str, Any]) -> None:
             _edited_arguments(arguments, revalidate)
 
-        answer = await self.inbox.ask(request, timeout=request.timeout_seconds, signal=signal, check=check)
+        answer: Answer = await self.inbox.ask(
+            request, timeout=request.timeout_seconds, signal=signal, check=check
+        )
         if signal is not None and signal.cancelled:
             return "withdrawn"
         return answer

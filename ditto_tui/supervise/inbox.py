@@ -6,7 +6,9 @@ through its inbox; the TUI reads the same inbox and answers it; a headless or li
 answerer the inbox consults for each request. Nothing else keeps a list of pending requests.
 
 A request has a ``kind`` (``tool_call`` today); a new kind is a request dataclass with ``request_id`` and
-``kind``, a screen that answers it and a journal record, and needs no change here.
+``kind`` (:class:`InboxRequest`), an answer with ``approves`` (:class:`InboxAnswer`: whether it lets
+something go ahead), a screen that answers it and a journal record, and needs no change here. Readers
+that handle one kind take their view of the table with :meth:`Inbox.pending_of`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from ditto_tui.errors import ValidationError
 from ditto_tui.signal import CancelSignal
@@ -23,11 +25,37 @@ from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
 
 logger = logging.getLogger(__name__)
 
+
+class InboxRequest(Protocol):
+    """What the inbox holds: any request with an id unique in the session and a kind."""
+
+    @property
+    def request_id(self) -> str:
+        """Unique per request."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """What is asked (``tool_call``, ``sampling``, ``breakpoint`` …)."""
+        ...
+
+
+class InboxAnswer(Protocol):
+    """What answers a request: at least whether it lets the thing asked about go ahead."""
+
+    @property
+    def approves(self) -> bool:
+        """False for a refusal; a refusal that arrives with an approval wins."""
+        ...
+
+
+RequestT = TypeVar("RequestT")
+
 Ended = Literal["timeout", "withdrawn"]
 """How a request ends without an answer: its deadline passed, or it was withdrawn or its call cancelled."""
 
 Answer = ApprovalDecision | Ended
-RequestListener = Callable[[ApprovalRequest], object]
+RequestListener = Callable[[Any], object]
 ArgumentsCheck = Callable[[Mapping[str, Any]], None]
 
 
@@ -42,11 +70,11 @@ class Approver(Protocol):
 
 @dataclass(eq=False)
 class _Entry:
-    request: ApprovalRequest
+    request: InboxRequest
     answered: asyncio.Future[None]
     withdrawn: asyncio.Future[None]
     check: ArgumentsCheck | None = None
-    decisions: list[ApprovalDecision] = field(default_factory=list)
+    decisions: list[Any] = field(default_factory=list)
 
 
 class Inbox:
@@ -68,10 +96,22 @@ class Inbox:
     # -- the table ------------------------------------------------------------------------------------
 
     def pending(self) -> list[ApprovalRequest]:
-        """Requests still waiting, oldest first."""
+        """Tool-call requests still waiting, oldest first (:meth:`pending_of` for any other kind)."""
+        return self.pending_of(ApprovalRequest)
+
+    def pending_of(self, kind: type[RequestT]) -> list[RequestT]:
+        """Requests of the class ``kind`` still waiting, oldest first."""
+        return [
+            entry.request
+            for entry in self._entries.values()
+            if isinstance(entry.request, kind) and not entry.answered.done()
+        ]
+
+    def all_pending(self) -> list[InboxRequest]:
+        """Every request still waiting, of every kind, oldest first."""
         return [entry.request for entry in self._entries.values() if not entry.answered.done()]
 
-    def get(self, request_id: str) -> ApprovalRequest | None:
+    def get(self, request_id: str) -> InboxRequest | None:
         """The pending request ``request_id``, or None."""
         entry = self._entries.get(request_id)
         return entry.request if entry is not None else None
@@ -86,7 +126,7 @@ class Inbox:
 
     # -- answering ------------------------------------------------------------------------------------
 
-    def resolve(self, request_id: str, decision: ApprovalDecision) -> bool:
+    def resolve(self, request_id: str, decision: InboxAnswer) -> bool:
         """Answer a pending request; False when the id is unknown, stale or already approved."""
         entry = self._entries.get(request_id)
         if entry is None:
@@ -120,15 +160,16 @@ class Inbox:
 
     async def ask(
         self,
-        request: ApprovalRequest,
+        request: InboxRequest,
         *,
         timeout: float | None = None,
         signal: CancelSignal | None = None,
         check: ArgumentsCheck | None = None,
-    ) -> Answer:
+    ) -> Any:
         """Queue ``request`` and wait for its answer, at most ``timeout`` seconds.
 
-        Returns the decision, ``"timeout"``, or ``"withdrawn"`` (withdrawn, or ``signal`` cancelled).
+        Returns the answer (for a tool call an :class:`ApprovalDecision`), ``"timeout"``, or ``"withdrawn"``
+        (withdrawn, or ``signal`` cancelled). An answerer consulted for the request must answer its kind.
         ``check`` validates edited arguments for :meth:`check_arguments`. The request leaves the inbox
         however the wait ends, cancellation of the asking task included.
         """
@@ -158,7 +199,7 @@ class Inbox:
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         """The :class:`Approver` face of an inbox: wait with no deadline; unanswered means denied."""
-        answer = await self.ask(request)
+        answer: Answer = await self.ask(request)
         if isinstance(answer, ApprovalDecision):
             return answer
         return ApprovalDecision(kind="deny", reason="The request ended without a decision")
@@ -166,6 +207,7 @@ class Inbox:
     async def _consult(self, entry: _Entry) -> None:
         assert self.answerer is not None
         try:
+            assert isinstance(entry.request, ApprovalRequest)  # the answerer port is the tool-call kind's
             decision = await self.answerer.decide(entry.request)
         except asyncio.CancelledError:
             raise
@@ -182,7 +224,7 @@ def _listen(listeners: list[RequestListener], listener: RequestListener) -> Call
     return lambda: listeners.remove(listener) if listener in listeners else None
 
 
-def _notify(listeners: list[RequestListener], request: ApprovalRequest) -> None:
+def _notify(listeners: list[RequestListener], request: InboxRequest) -> None:
     for listener in tuple(listeners):
         try:
             listener(request)
@@ -190,4 +232,4 @@ def _notify(listeners: list[RequestListener], request: ApprovalRequest) -> None:
             logger.exception("inbox listener %r failed", listener)
 
 
-__all__ = ["Answer", "Approver", "Ended", "Inbox"]
+__all__ = ["Answer", "Approver", "Ended", "Inbox", "InboxAnswer", "InboxRequest"]

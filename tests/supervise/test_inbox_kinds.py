@@ -1,0 +1,76 @@
+"""The inbox holds every kind of request in one table: a new kind is a local dataclass, and each reader
+takes its own view (``pending_of``); the shared rules (queue order, timeouts, withdrawal, a refusal that
+arrives with an approval wins) hold for every kind."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ditto_tui.contracts import ToolCall
+from ditto_tui.supervise import ApprovalDecision, ApprovalRequest, Inbox
+
+
+@dataclass(frozen=True)
+class PauseRequest:
+    """A kind this module makes up, as a breakpoint request will be: an id and a kind, nothing more."""
+
+    request_id: str
+    node_id: str
+    kind: ClassVar[str] = "breakpoint"
+
+
+@dataclass(frozen=True)
+class PauseAnswer:
+    action: str
+
+    @property
+    def approves(self) -> bool:
+        return self.action != "abort"
+
+
+def _tool_request(request_id: str) -> ApprovalRequest:
+    return ApprovalRequest(
+        request_id=request_id,
+        call=ToolCall(id="c", name="write", arguments={}),
+        tool="write",
+        server=None,
+        description=None,
+        effects=(),
+        input_schema=None,
+        tool_digest="t",
+        arguments_digest="a",
+        rule=None,
+        run_id=None,
+        node_id=None,
+        requested_at=0.0,
+    )
+
+
+async def test_two_kinds_share_one_table_and_its_rules() -> None:
+    inbox = Inbox()
+    seen: list[str] = []
+    inbox.on_request(lambda request: seen.append(request.kind))
+    pause = asyncio.ensure_future(inbox.ask(PauseRequest("p1", "plan")))
+    tool = asyncio.ensure_future(inbox.ask(_tool_request("t1")))
+    late = asyncio.ensure_future(inbox.ask(PauseRequest("p2", "act"), timeout=0.01))
+    await asyncio.sleep(0)
+    assert seen == ["breakpoint", "tool_call", "breakpoint"]
+    assert [request.request_id for request in inbox.all_pending()] == ["p1", "t1", "p2"]
+    assert [request.request_id for request in inbox.pending()] == ["t1"]
+    assert [request.node_id for request in inbox.pending_of(PauseRequest)] == ["plan", "act"]
+    assert inbox.resolve("p1", PauseAnswer("continue")) and inbox.resolve("p1", PauseAnswer("abort"))
+    assert inbox.resolve("t1", ApprovalDecision(kind="approve"))
+    assert await pause == PauseAnswer("abort")  # the refusal that came with the approval wins
+    assert await tool == ApprovalDecision(kind="approve")
+    assert await late == "timeout"
+    assert inbox.all_pending() == [] and not inbox.resolve("p2", PauseAnswer("continue"))
+
+
+async def test_withdrawing_a_request_of_any_kind_ends_it_unanswered() -> None:
+    inbox = Inbox()
+    waiting = asyncio.ensure_future(inbox.ask(PauseRequest("p1", "plan")))
+    await asyncio.sleep(0)
+    assert inbox.withdraw("p1")
+    assert await waiting == "withdrawn" and inbox.all_pending() == []
