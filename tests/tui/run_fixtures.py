@@ -14,10 +14,12 @@ from textual.pilot import Pilot
 from textual.worker import Worker
 
 from ditto_tui.config import RuntimeConfig, load_runtime_config_file
+from ditto_tui.interaction import McpClient
 from ditto_tui.program import load_program
 from ditto_tui.runtime import ApprovalResolved
 from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.screens.approval import ApprovalModal
+from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.screens.run import RunScreen
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,3 +121,16 @@ def screen_text(app: DittoApp) -> str:
     console = Console(width=width, height=height, file=io.StringIO(), record=True, legacy_windows=False)
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
     return console.export_text(styles=False)
+
+
+async def browse_server(pilot: Pilot[Any], name: str, server: McpClient, *, tools: int) -> McpScreen:
+    """The app's MCP browser with ``server`` registered as ``name`` and its ``tools`` tools discovered."""
+    app = pilot.app
+    assert isinstance(app, DittoApp)
+    await wait_until(pilot, lambda: isinstance(app.screen, McpScreen), timeout=20)
+    screen = app.screen
+    assert isinstance(screen, McpScreen) and app.bridge.mcp is not None
+    app.bridge.mcp.register(name, server)
+    screen.discover([name])
+    await wait_until(pilot, lambda: len(screen.source.tools(name)) == tools)
+    return screen

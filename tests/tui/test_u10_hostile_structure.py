@@ -30,6 +30,7 @@ from tests.tui.run_fixtures import (
     SIZE,
     app_for,
     approval_view,
+    browse_server,
     keys_armed,
     outputs,
     screen_text,
@@ -80,15 +81,7 @@ def _mcp_app(root: Path) -> DittoApp:
 
 
 async def _browser(pilot: Pilot[Any], server: FakeMcpServer) -> McpScreen:
-    app = pilot.app
-    assert isinstance(app, DittoApp)
-    await wait_until(pilot, lambda: isinstance(app.screen, McpScreen), timeout=20)
-    screen = app.screen
-    assert isinstance(screen, McpScreen) and app.bridge.mcp is not None
-    app.bridge.mcp.register("deep", server)
-    screen.discover(["deep"])
-    await wait_until(pilot, lambda: len(screen.source.tools("deep")) == 2)
-    return screen
+    return await browse_server(pilot, "deep", server, tools=2)
 
 
 async def _select(pilot: Pilot[Any], screen: McpScreen, tool: str) -> None:
