@@ -81,10 +81,11 @@ def logs_dir(workspace: str | os.PathLike[str], env: Mapping[str, str] | None = 
 def ensure_dir(path: str | os.PathLike[str]) -> Path:
     """Create ``path`` and its missing parents (mode 0700), refusing any component that is a link.
 
-    An existing component must be a real directory: a symbolic link anywhere on the way (``runs`` planted
-    as a link to ``/etc``, say) raises :class:`StateDirError` instead of being followed. Components that
-    the system itself provides as links (``/tmp`` on some systems) are taken as they are only above the
-    first one ditto-tui creates or owns, so the check starts at the nearest existing ancestor.
+    An existing component must be a real directory: a symbolic link on the way (``runs`` planted as a
+    link to ``/etc``, say) raises :class:`StateDirError` instead of being followed. Every component below
+    ditto-tui's own config or state directory is checked, and the nearest existing ancestor of ``path``
+    anywhere. The base directories themselves, and what lies above them (``/tmp`` on some systems, a
+    home or a dotfiles folder the user linked on purpose), are taken as they are.
     """
     target = Path(os.path.abspath(path))
     missing: list[Path] = []
@@ -94,7 +95,8 @@ def ensure_dir(path: str | os.PathLike[str]) -> Path:
         if probe.parent == probe:
             break
         probe = probe.parent
-    _require_directory(probe)
+    for existing in _owned_ancestors(probe):
+        _require_directory(existing)
     for directory in reversed(missing):
         try:
             os.mkdir(directory, 0o700)
@@ -104,6 +106,16 @@ def ensure_dir(path: str | os.PathLike[str]) -> Path:
             raise StateDirError(f"cannot create {str(directory)!r}: {exc.strerror}") from None
         _require_directory(directory)
     return target
+
+
+def _owned_ancestors(probe: Path) -> list[Path]:
+    """``probe`` and its ancestors strictly below the ditto-tui base directory that holds it, if any."""
+    bases = [base for base in (state_dir(), config_dir()) if probe == base or base in probe.parents]
+    if not bases:
+        return [probe]
+    base = bases[0]
+    chain = [probe, *[parent for parent in probe.parents if base in parent.parents]]
+    return [path for path in chain if path != base]
 
 
 def _require_directory(path: Path) -> None:

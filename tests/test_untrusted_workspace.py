@@ -347,3 +347,22 @@ async def test_u07_a_short_secret_argument_is_logged_as_its_template(tmp_path: P
     log = (tmp_path / "logs" / "demo.log").read_text()
     assert "'${NOTES}'" in log and "'zq7'" not in log
     assert (tmp_path / "zq7").is_dir()  # the server got the real value
+
+
+def test_u03_a_link_higher_up_in_the_state_directory_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "planted").mkdir(parents=True)
+    (state_dir() / "workspaces").parent.mkdir(parents=True)
+    (state_dir() / "workspaces").symlink_to(outside)
+    with pytest.raises(StateDirError, match="symbolic link"):
+        ensure_dir(state_dir() / "workspaces" / "planted" / "runs")
+    assert list((outside / "planted").iterdir()) == []
+
+
+def test_u03_the_base_directory_may_be_a_link_the_user_made(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles-state"
+    real.mkdir()
+    state_dir().parent.mkdir(parents=True, exist_ok=True)
+    state_dir().symlink_to(real)
+    assert ensure_dir(runs_dir(tmp_path)).is_dir()
+    assert (real / "workspaces").is_dir()
