@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ditto_tui.interaction.mcp.drift import McpToolChange, McpToolsChanged
 from ditto_tui.interaction.mcp.registry import (
+    McpBrowser,
     McpCallError,
     McpClient,
     McpDiscoverInput,
@@ -18,6 +19,7 @@ from ditto_tui.interaction.mcp.registry import (
     McpInvocation,
     McpInvokeInput,
     McpRegistry,
+    McpServerInfo,
     map_tool_result,
 )
 from ditto_tui.interaction.mcp.status import McpServerState, McpServerStatus
@@ -33,6 +35,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "McpBrowser",
     "McpCallError",
     "McpClient",
     "McpDiscoverInput",
@@ -40,6 +43,7 @@ __all__ = [
     "McpInvocation",
     "McpInvokeInput",
     "McpRegistry",
+    "McpServerInfo",
     "McpServerState",
     "McpServerStatus",
     "McpToolChange",

@@ -18,7 +18,7 @@ from ditto_tui.config import McpServerConfig
 from ditto_tui.home import StateDirError
 from ditto_tui.interaction.mcp.command import McpCommandError
 from ditto_tui.interaction.mcp.logs import LogSink
-from ditto_tui.interaction.mcp.port import McpCallError
+from ditto_tui.interaction.mcp.port import McpBrowser, McpCallError, McpServerInfo
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.mcp.sdk import SessionClient, disconnected_error
 from ditto_tui.interaction.mcp.status import McpServerState, McpServerStatus, McpTransportKind
@@ -50,6 +50,31 @@ class Unavailable:
     ) -> Mapping[str, Any]:
         raise self.error
 
+    def server_info(self) -> McpServerInfo:
+        raise self.error
+
+    async def list_resources(self, cursor: str | None = None, signal: Any = None) -> Mapping[str, Any]:
+        raise self.error
+
+    async def list_resource_templates(
+        self, cursor: str | None = None, signal: Any = None
+    ) -> Mapping[str, Any]:
+        raise self.error
+
+    async def read_resource(self, uri: str, signal: Any = None) -> Mapping[str, Any]:
+        raise self.error
+
+    async def list_prompts(self, cursor: str | None = None, signal: Any = None) -> Mapping[str, Any]:
+        raise self.error
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, signal: Any = None
+    ) -> Mapping[str, Any]:
+        raise self.error
+
+    async def ping(self, signal: Any = None) -> float:
+        raise self.error
+
 
 class Starting:
     """The registered client of a server that may still be starting: each call waits for it first."""
@@ -70,6 +95,43 @@ class Starting:
         client = await self.connection.client(signal)
         result: Mapping[str, Any] = await client.call_tool(name, arguments, signal=signal)
         return result
+
+    def server_info(self) -> McpServerInfo:
+        """The initialize result of a server that started; a server still starting raises."""
+        browser: McpBrowser = self.connection.started()
+        return browser.server_info()
+
+    async def list_resources(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        browser: McpBrowser = await self.connection.client(signal)
+        return await browser.list_resources(cursor, signal)
+
+    async def list_resource_templates(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        browser: McpBrowser = await self.connection.client(signal)
+        return await browser.list_resource_templates(cursor, signal)
+
+    async def read_resource(self, uri: str, signal: CancelSignal | None = None) -> Mapping[str, Any]:
+        browser: McpBrowser = await self.connection.client(signal)
+        return await browser.read_resource(uri, signal)
+
+    async def list_prompts(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        browser: McpBrowser = await self.connection.client(signal)
+        return await browser.list_prompts(cursor, signal)
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        browser: McpBrowser = await self.connection.client(signal)
+        return await browser.get_prompt(name, arguments, signal)
+
+    async def ping(self, signal: CancelSignal | None = None) -> float:
+        browser: McpBrowser = await self.connection.client(signal)
+        return await browser.ping(signal)
 
 
 class Connection:
@@ -233,6 +295,14 @@ class Connection:
         if startup.done():
             return startup.result()
         return await bounded(lambda: asyncio.shield(startup), signal, None)
+
+    def started(self) -> Any:
+        """The server's client if its start has ended (see :meth:`client`); raises while it is starting."""
+        startup = self._startup
+        if startup is None or not startup.done() or startup.cancelled():
+            message = f"MCP server {self.server!r} has not finished starting"
+            raise McpCallError(message, code="MCP_SERVER_UNAVAILABLE")
+        return startup.result()
 
     async def _started(self, startup_timeout: float) -> Any:
         assert self._ready is not None

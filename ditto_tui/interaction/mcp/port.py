@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
@@ -34,6 +35,67 @@ class McpClient(Protocol):
         A call that gets no tool result (deadline, lost connection, protocol error) raises
         :class:`McpCallError`; cancellation through ``signal`` raises :class:`asyncio.CancelledError`.
         """
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class McpServerInfo:
+    """What a server said about itself when the session was initialised.
+
+    ``capabilities`` is the MCP wire form of its ``ServerCapabilities`` (``{"resources": {...}, ...}``).
+    """
+
+    name: str
+    version: str
+    protocol_version: str
+    capabilities: Mapping[str, Any]
+    title: str | None = None
+    instructions: str | None = None
+
+
+@runtime_checkable
+class McpBrowser(Protocol):
+    """The optional part of the port: what a server offers besides tools (a fake may leave it out).
+
+    Every result is the MCP wire form (camelCase, no ``None`` fields). A request for something the server
+    did not declare (``resources``, ``prompts``) raises :class:`McpError` saying so, without asking it; a
+    call that gets no result raises :class:`McpCallError`, as a tool call does.
+    """
+
+    def server_info(self) -> McpServerInfo:
+        """The server's initialize result; raises :class:`McpCallError` when it is not connected."""
+        ...
+
+    async def list_resources(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page: ``{"resources": [...], "nextCursor"?: str}``."""
+        ...
+
+    async def list_resource_templates(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page: ``{"resourceTemplates": [...], "nextCursor"?: str}``."""
+        ...
+
+    async def read_resource(self, uri: str, signal: CancelSignal | None = None) -> Mapping[str, Any]:
+        """``{"contents": [...]}``."""
+        ...
+
+    async def list_prompts(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page: ``{"prompts": [...], "nextCursor"?: str}``."""
+        ...
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """``{"description"?: str, "messages": [...]}``."""
+        ...
+
+    async def ping(self, signal: CancelSignal | None = None) -> float:
+        """The round trip of one ``ping`` request, in seconds."""
         ...
 
 

@@ -17,6 +17,7 @@ from ditto_tui.interaction.mcp.drift import ChangeTrigger, McpToolChange, McpToo
 from ditto_tui.interaction.mcp.listing import Budget, list_server
 from ditto_tui.interaction.mcp.port import (
     MCP_TOOL_ERROR_MESSAGE,
+    McpBrowser,
     McpCallError,
     McpClient,
     McpDiscoverInput,
@@ -24,6 +25,7 @@ from ditto_tui.interaction.mcp.port import (
     McpInput,
     McpInvocation,
     McpInvokeInput,
+    McpServerInfo,
     map_tool_result,
     parse_mcp_input,
 )
@@ -37,6 +39,7 @@ from ditto_tui.signal import CancelSignal
 __all__ = [
     "MCP_TOOL_ERROR_MESSAGE",
     "TOOLS_CHANGED_EVENT",
+    "McpBrowser",
     "McpCallError",
     "McpClient",
     "McpDiscoverInput",
@@ -45,6 +48,7 @@ __all__ = [
     "McpInvocation",
     "McpInvokeInput",
     "McpRegistry",
+    "McpServerInfo",
     "map_tool_result",
     "parse_mcp_input",
 ]
@@ -401,3 +405,55 @@ class McpRegistry:
         except McpCallError as exc:
             return _call_failure(call, source, exc)
         return map_tool_result(result, call_id=call.id, source=source)
+
+    # -- what a server offers besides tools ----------------------------------------------------------------
+
+    def _browser(self, server: str) -> McpBrowser:
+        client = self._client(server)
+        if not isinstance(client, McpBrowser):
+            raise McpError(f"the MCP client of {server!r} cannot browse what its server offers besides tools")
+        return client
+
+    def server_info(self, server: str) -> McpServerInfo:
+        """What ``server`` said about itself when it connected (name, version, capabilities, ...)."""
+        return self._browser(server).server_info()
+
+    async def list_resources(
+        self, server: str, cursor: str | None = None, *, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page of ``server``'s resources: ``{"resources": [...], "nextCursor"?}``."""
+        return await self._browser(server).list_resources(cursor, signal)
+
+    async def list_resource_templates(
+        self, server: str, cursor: str | None = None, *, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page of ``server``'s resource templates: ``{"resourceTemplates": [...], "nextCursor"?}``."""
+        browser = self._browser(server)
+        return await browser.list_resource_templates(cursor, signal)
+
+    async def read_resource(
+        self, server: str, uri: str, *, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """The contents of one resource of ``server``: ``{"contents": [...]}``."""
+        return await self._browser(server).read_resource(uri, signal)
+
+    async def list_prompts(
+        self, server: str, cursor: str | None = None, *, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page of ``server``'s prompts: ``{"prompts": [...], "nextCursor"?}``."""
+        return await self._browser(server).list_prompts(cursor, signal)
+
+    async def get_prompt(
+        self,
+        server: str,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        signal: CancelSignal | None = None,
+    ) -> Mapping[str, Any]:
+        """One prompt of ``server`` with ``arguments`` filled in: ``{"description"?, "messages": [...]}``."""
+        return await self._browser(server).get_prompt(name, arguments, signal)
+
+    async def ping(self, server: str, *, signal: CancelSignal | None = None) -> float:
+        """How long ``server`` took to answer a ``ping``, in seconds."""
+        return await self._browser(server).ping(signal)

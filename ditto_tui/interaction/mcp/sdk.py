@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -13,14 +15,20 @@ from mcp.types import (
     CONNECTION_CLOSED,
     REQUEST_TIMEOUT,
     CallToolResult,
+    EmptyResult,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
     ListToolsResult,
     PaginatedRequestParams,
+    ReadResourceResult,
     Tool,
 )
 
-from ditto_tui.errors import ValidationError
+from ditto_tui.errors import McpError, ValidationError
 from ditto_tui.interaction.mcp.content import tool_result
-from ditto_tui.interaction.mcp.port import McpCallError
+from ditto_tui.interaction.mcp.port import McpCallError, McpServerInfo
 from ditto_tui.interaction.mcp.watch import bounded
 from ditto_tui.interaction.results import validation_summary
 from ditto_tui.sanitize import sanitize_public_message
@@ -32,6 +40,7 @@ DISCONNECTED = "MCP_SERVER_DISCONNECTED"
 TIMEOUT = "MCP_TIMEOUT"
 INVALID_RESULT = "MCP_INVALID_RESULT"
 REQUEST_ERROR = "MCP_REQUEST_ERROR"
+CAPABILITY_MISSING = "MCP_CAPABILITY_MISSING"
 
 _CLOSED_STREAM = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
 
@@ -71,6 +80,16 @@ def _tool(tool: Tool) -> dict[str, Any]:
     if tool.annotations is not None:
         entry["annotations"] = tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
     return entry
+
+
+def _wire(result: pydantic.BaseModel) -> dict[str, Any]:
+    """A result model in the MCP wire form: camelCase, without the fields the server left out."""
+    wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return wire
+
+
+def _params(cursor: str | None) -> PaginatedRequestParams | None:
+    return None if cursor is None else PaginatedRequestParams(cursor=cursor)
 
 
 def _page(result: ListToolsResult) -> dict[str, Any]:
@@ -140,6 +159,103 @@ class SessionClient:
             return tool_result(result)
         except pydantic.ValidationError:
             raise _invalid_result("content that cannot be represented") from None
+
+    # -- what a server offers besides tools (the McpBrowser part of the port) ------------------------
+
+    @property
+    def _session(self) -> ClientSession:
+        # The session itself: an mcp.Client would answer browse requests from its cache.
+        return self.session.session if isinstance(self.session, Client) else self.session
+
+    def server_info(self) -> McpServerInfo:
+        """What the server said about itself in its initialize result."""
+        init = self._session.initialize_result
+        if init is None:
+            raise McpCallError("The MCP session is not initialised", code=DISCONNECTED, retryable=False)
+        info = init.server_info
+        return McpServerInfo(
+            name=info.name,
+            title=info.title,
+            version=info.version,
+            protocol_version=init.protocol_version,
+            instructions=init.instructions,
+            capabilities=_wire(init.capabilities),
+        )
+
+    def _require(self, capability: str) -> None:
+        if capability not in self.server_info().capabilities:
+            message = f"The MCP server does not offer {capability} (it did not declare the capability)"
+            raise McpError(message, code=CAPABILITY_MISSING)
+
+    async def list_resources(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page of the server's resources."""
+        self._require("resources")
+        operation = functools.partial(self._session.list_resources, params=_params(cursor))
+        return _wire(await self._browse(operation, ListResourcesResult, "a resource list", signal))
+
+    async def list_resource_templates(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page of the server's resource templates."""
+        self._require("resources")
+        operation = functools.partial(self._session.list_resource_templates, params=_params(cursor))
+        result = await self._browse(
+            operation, ListResourceTemplatesResult, "a resource template list", signal
+        )
+        return _wire(result)
+
+    async def read_resource(self, uri: str, signal: CancelSignal | None = None) -> Mapping[str, Any]:
+        """The contents of one resource."""
+        self._require("resources")
+        operation = functools.partial(self._session.read_resource, uri)
+        return _wire(await self._browse(operation, ReadResourceResult, "resource contents", signal))
+
+    async def list_prompts(
+        self, cursor: str | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One page of the server's prompts."""
+        self._require("prompts")
+        operation = functools.partial(self._session.list_prompts, params=_params(cursor))
+        return _wire(await self._browse(operation, ListPromptsResult, "a prompt list", signal))
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, signal: CancelSignal | None = None
+    ) -> Mapping[str, Any]:
+        """One prompt, its arguments filled in."""
+        filled = None if arguments is None else dict(arguments)
+        self._require("prompts")
+        operation = functools.partial(self._session.get_prompt, name, filled)
+        return _wire(await self._browse(operation, GetPromptResult, "a prompt", signal))
+
+    async def ping(self, signal: CancelSignal | None = None) -> float:
+        """The round trip of one ``ping``, in seconds."""
+        started = time.monotonic()
+        await self._browse(self._session.send_ping, EmptyResult, "a ping answer", signal)
+        return time.monotonic() - started
+
+    async def _browse(
+        self,
+        operation: Callable[[], Awaitable[object]],
+        kind: type[T],
+        what: str,
+        signal: CancelSignal | None,
+    ) -> T:
+        try:
+            result = await self._run(operation, signal)
+        except MCPError as exc:
+            raise self._mapped(exc) from None
+        except _CLOSED_STREAM:
+            raise self._closed() from None
+        except pydantic.ValidationError as exc:
+            # Locations only, never the values the server sent.
+            raise _invalid_result(
+                f"{what} that does not match the protocol: {validation_summary(exc)}"
+            ) from None
+        if not isinstance(result, kind):
+            raise _invalid_result("a result of an unexpected kind")
+        return result
 
     def _list(self, cursor: str | None) -> Awaitable[ListToolsResult]:
         if isinstance(self.session, Client):
