@@ -126,3 +126,12 @@ async def test_u14_a_library_invoke_is_journaled_before_it_runs(tmp_path: Path) 
     (path,) = (tmp_path / "runs").glob("invoke-*.jsonl")
     assert os.stat(path).st_mode & 0o777 == 0o600
     assert read_journal(path).header["plan"] == "invoke"
+    (summary,) = list_runs_in(tmp_path / "runs")
+    assert summary.outcome == "recorded"  # a call outside any run has no run_finished to write
+
+
+def list_runs_in(directory: Path) -> list[Any]:
+    """The summaries of every journal in ``directory``."""
+    from ditto_tui.supervise.journal._read import summarize
+
+    return [summarize(read_journal(path)) for path in sorted(directory.glob("*.jsonl"))]

@@ -197,6 +197,11 @@ class RunSummary:
     approvals: Mapping[str, int]
 
 
+def _unfinished(header: Mapping[str, Any]) -> str:
+    """A journal with no ``run_finished``: a call made outside any run has none to write (``recorded``)."""
+    return "recorded" if header.get("plan_kind") == "invoke" else "unfinished"
+
+
 def summarize(journal: JournalRead) -> RunSummary:
     """The summary of one journal: outcome is the run's status, or ``unfinished`` when it has none."""
     started, finished = journal.started, journal.finished
@@ -209,7 +214,7 @@ def summarize(journal: JournalRead) -> RunSummary:
         graph=str(graph),
         started_at=started.at if started is not None else None,
         duration_ms=finished.duration_ms if finished is not None else None,
-        outcome=finished.status if finished is not None else "unfinished",
+        outcome=finished.status if finished is not None else _unfinished(journal.header),
         approvals=dict(decisions),
     )
 
