@@ -191,20 +191,16 @@ class SessionClient:
         self, cursor: str | None = None, signal: CancelSignal | None = None
     ) -> Mapping[str, Any]:
         """One page of the server's resources."""
-        self._require("resources")
-        operation = functools.partial(self._session.list_resources, params=_params(cursor))
-        return _wire(await self._browse(operation, ListResourcesResult, "a resource list", signal))
+        listing = self._session.list_resources
+        return await self._page("resources", listing, ListResourcesResult, "a resource list", cursor, signal)
 
     async def list_resource_templates(
         self, cursor: str | None = None, signal: CancelSignal | None = None
     ) -> Mapping[str, Any]:
         """One page of the server's resource templates."""
-        self._require("resources")
-        operation = functools.partial(self._session.list_resource_templates, params=_params(cursor))
-        result = await self._browse(
-            operation, ListResourceTemplatesResult, "a resource template list", signal
-        )
-        return _wire(result)
+        listing = self._session.list_resource_templates
+        what = "a resource template list"
+        return await self._page("resources", listing, ListResourceTemplatesResult, what, cursor, signal)
 
     async def read_resource(self, uri: str, signal: CancelSignal | None = None) -> Mapping[str, Any]:
         """The contents of one resource."""
@@ -216,9 +212,8 @@ class SessionClient:
         self, cursor: str | None = None, signal: CancelSignal | None = None
     ) -> Mapping[str, Any]:
         """One page of the server's prompts."""
-        self._require("prompts")
-        operation = functools.partial(self._session.list_prompts, params=_params(cursor))
-        return _wire(await self._browse(operation, ListPromptsResult, "a prompt list", signal))
+        listing = self._session.list_prompts
+        return await self._page("prompts", listing, ListPromptsResult, "a prompt list", cursor, signal)
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, signal: CancelSignal | None = None
@@ -234,6 +229,20 @@ class SessionClient:
         started = time.monotonic()
         await self._browse(self._session.send_ping, EmptyResult, "a ping answer", signal)
         return time.monotonic() - started
+
+    async def _page(
+        self,
+        capability: str,
+        listing: Callable[..., Awaitable[object]],
+        result: type[Any],
+        what: str,
+        cursor: str | None,
+        signal: CancelSignal | None,
+    ) -> Mapping[str, Any]:
+        """One page of a listing the server offers under ``capability``, in the wire form."""
+        self._require(capability)
+        operation = functools.partial(listing, params=_params(cursor))
+        return _wire(await self._browse(operation, result, what, signal))
 
     async def _browse(
         self,
