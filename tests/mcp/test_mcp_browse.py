@@ -157,3 +157,83 @@ async def test_a_client_without_browse_methods_still_registers_but_cannot_browse
         await registry.list_prompts("fake")
     with pytest.raises(McpError, match="cannot browse"):
         registry.server_info("fake")
+
+
+async def test_completes_a_prompt_argument_with_the_context_of_another(registry: McpRegistry) -> None:
+    assert "completions" in registry.server_info("everything").capabilities
+    ref = {"type": "ref/prompt", "name": "completable-prompt"}
+    departments = await registry.complete("everything", ref, {"name": "department", "value": "S"})
+    assert departments["values"] == ["Sales", "Support"]
+    names = await registry.complete(
+        "everything", ref, {"name": "name", "value": ""}, {"department": "Engineering"}
+    )
+    assert names["values"] == ["Alice", "Bob", "Charlie"]
+    assert all(value is not None for value in names.values())  # the wire form, without None fields
+
+
+async def test_completes_a_resource_template_argument(registry: McpRegistry) -> None:
+    ref = {"type": "ref/resource", "uri": "demo://resource/dynamic/text/{resourceId}"}
+    assert (await registry.complete("everything", ref, {"name": "resourceId", "value": "7"}))["values"] == [
+        "7"
+    ]
+    assert (await registry.complete("everything", ref, {"name": "resourceId", "value": "x"}))["values"] == []
+
+
+async def test_an_invalid_completion_request_is_refused_before_anything_is_sent(
+    registry: McpRegistry, raw_log: Path
+) -> None:
+    prompt = {"type": "ref/prompt", "name": "completable-prompt"}
+    attempts = [
+        registry.complete("raw", {"type": "ref/tool", "name": "x"}, {"name": "a", "value": ""}),
+        registry.complete("raw", {"type": "ref/prompt"}, {"name": "a", "value": ""}),
+        registry.complete("raw", prompt, {"name": "a"}),
+        registry.complete("raw", prompt, {"name": "a", "value": 1}),  # type: ignore[dict-item]
+        registry.complete("raw", prompt, {"name": "a", "value": ""}, {"b": 2}),  # type: ignore[dict-item]
+    ]
+    for attempt in attempts:
+        with pytest.raises(ValidationError):
+            await attempt
+    assert lines(raw_log, "request completion/") == 0
+
+
+async def test_sets_the_logging_level_of_everything(registry: McpRegistry) -> None:
+    assert "logging" in registry.server_info("everything").capabilities
+    for level in ("debug", "emergency"):
+        await registry.set_logging_level("everything", level)
+
+
+async def test_an_invalid_logging_level_is_refused_before_anything_is_sent(
+    registry: McpRegistry, raw_log: Path
+) -> None:
+    for server in ("everything", "raw"):
+        with pytest.raises(ValidationError, match="an MCP logging level is one of debug, info"):
+            await registry.set_logging_level(server, "verbose")
+    assert lines(raw_log, "request logging/") == 0
+
+
+async def test_subscribes_to_a_resource_of_everything_and_unsubscribes(registry: McpRegistry) -> None:
+    assert registry.server_info("everything").capabilities["resources"]["subscribe"] is True
+    uri = (await registry.list_resources("everything"))["resources"][0]["uri"]
+    await registry.subscribe_resource("everything", uri)
+    await registry.unsubscribe_resource("everything", uri)
+    assert await registry.ping("everything") >= 0  # the session is still fine
+
+
+async def test_servers_without_completions_logging_or_subscriptions_are_refused_without_asking(
+    registry: McpRegistry, raw_log: Path
+) -> None:
+    assert registry.server_info("demo").capabilities["resources"]["subscribe"] is False
+    ref = {"type": "ref/prompt", "name": "anything"}
+    attempts = [
+        ("completions", registry.complete("raw", ref, {"name": "a", "value": ""})),
+        ("logging", registry.set_logging_level("raw", "info")),
+        ("resources.subscribe", registry.subscribe_resource("raw", "file:///x")),
+        ("resources.subscribe", registry.unsubscribe_resource("raw", "file:///x")),
+        ("resources.subscribe", registry.subscribe_resource("demo", "file:///x")),
+    ]
+    for capability, attempt in attempts:
+        with pytest.raises(McpError, match=f"does not offer {capability} ") as raised:
+            await attempt
+        assert raised.value.code == "MCP_CAPABILITY_MISSING"
+    for method in ("completion/", "logging/", "resources/"):
+        assert lines(raw_log, f"request {method}") == 0

@@ -75,6 +75,24 @@ class Unavailable:
     async def ping(self, signal: Any = None) -> float:
         raise self.error
 
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str] | None = None,
+        signal: Any = None,
+    ) -> Mapping[str, Any]:
+        raise self.error
+
+    async def set_logging_level(self, level: str, signal: Any = None) -> None:
+        raise self.error
+
+    async def subscribe_resource(self, uri: str, signal: Any = None) -> None:
+        raise self.error
+
+    async def unsubscribe_resource(self, uri: str, signal: Any = None) -> None:
+        raise self.error
+
 
 class Starting:
     """The registered client of a server that may still be starting: each call waits for it first."""
@@ -132,6 +150,28 @@ class Starting:
     async def ping(self, signal: CancelSignal | None = None) -> float:
         browser: McpBrowser = await self.connection.client(signal)
         return await browser.ping(signal)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str] | None = None,
+        signal: CancelSignal | None = None,
+    ) -> Mapping[str, Any]:
+        browser: McpBrowser = await self.connection.client(signal)
+        return await browser.complete(ref, argument, context_arguments, signal)
+
+    async def set_logging_level(self, level: str, signal: CancelSignal | None = None) -> None:
+        browser: McpBrowser = await self.connection.client(signal)
+        await browser.set_logging_level(level, signal)
+
+    async def subscribe_resource(self, uri: str, signal: CancelSignal | None = None) -> None:
+        browser: McpBrowser = await self.connection.client(signal)
+        await browser.subscribe_resource(uri, signal)
+
+    async def unsubscribe_resource(self, uri: str, signal: CancelSignal | None = None) -> None:
+        browser: McpBrowser = await self.connection.client(signal)
+        await browser.unsubscribe_resource(uri, signal)
 
 
 class Connection:

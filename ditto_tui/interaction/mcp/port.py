@@ -58,7 +58,8 @@ class McpBrowser(Protocol):
     """The optional part of the port: what a server offers besides tools (a fake may leave it out).
 
     Every result is the MCP wire form (camelCase, no ``None`` fields). A request for something the server
-    did not declare (``resources``, ``prompts``) raises :class:`McpError` saying so, without asking it; a
+    did not declare (``resources``, ``resources.subscribe``, ``prompts``, ``completions``, ``logging``)
+    raises :class:`McpError` saying so, without asking it; a
     call that gets no result raises :class:`McpCallError`, as a tool call does.
     """
 
@@ -96,6 +97,32 @@ class McpBrowser(Protocol):
 
     async def ping(self, signal: CancelSignal | None = None) -> float:
         """The round trip of one ``ping`` request, in seconds."""
+        ...
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str] | None = None,
+        signal: CancelSignal | None = None,
+    ) -> Mapping[str, Any]:
+        """Completions of one argument of a prompt or resource template: ``{"values": [...], ...}``.
+
+        ``ref`` is ``{"type": "ref/prompt", "name"}`` or ``{"type": "ref/resource", "uri"}``, ``argument``
+        is ``{"name", "value"}``; the result may also hold ``total`` and ``hasMore``.
+        """
+        ...
+
+    async def set_logging_level(self, level: str, signal: CancelSignal | None = None) -> None:
+        """Ask the server to send log messages of ``level`` and above (an MCP ``LoggingLevel``)."""
+        ...
+
+    async def subscribe_resource(self, uri: str, signal: CancelSignal | None = None) -> None:
+        """Ask the server to notify changes of one resource."""
+        ...
+
+    async def unsubscribe_resource(self, uri: str, signal: CancelSignal | None = None) -> None:
+        """Ask the server to stop notifying changes of one resource."""
         ...
 
 

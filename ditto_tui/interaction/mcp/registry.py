@@ -457,3 +457,33 @@ class McpRegistry:
     async def ping(self, server: str, *, signal: CancelSignal | None = None) -> float:
         """How long ``server`` took to answer a ``ping``, in seconds."""
         return await self._browser(server).ping(signal)
+
+    async def complete(
+        self,
+        server: str,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str] | None = None,
+        *,
+        signal: CancelSignal | None = None,
+    ) -> Mapping[str, Any]:
+        """Completions of one argument of a prompt or resource template of ``server``.
+
+        ``ref`` is ``{"type": "ref/prompt", "name"}`` or ``{"type": "ref/resource", "uri"}``, ``argument``
+        is ``{"name", "value"}``; the result is ``{"values": [...], "total"?, "hasMore"?}``.
+        """
+        return await self._browser(server).complete(ref, argument, context_arguments, signal)
+
+    async def set_logging_level(self, server: str, level: str, *, signal: CancelSignal | None = None) -> None:
+        """Ask ``server`` to send log messages of ``level`` (an MCP ``LoggingLevel``) and above."""
+        await self._browser(server).set_logging_level(level, signal)
+
+    async def subscribe_resource(self, server: str, uri: str, *, signal: CancelSignal | None = None) -> None:
+        """Ask ``server`` to notify changes of the resource ``uri``."""
+        await self._browser(server).subscribe_resource(uri, signal)
+
+    async def unsubscribe_resource(
+        self, server: str, uri: str, *, signal: CancelSignal | None = None
+    ) -> None:
+        """Ask ``server`` to stop notifying changes of the resource ``uri``."""
+        await self._browser(server).unsubscribe_resource(uri, signal)

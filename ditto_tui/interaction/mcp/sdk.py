@@ -4,25 +4,30 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast, get_args
 
 import anyio
 import pydantic
 from mcp import Client, ClientSession
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.types import (
     CONNECTION_CLOSED,
     REQUEST_TIMEOUT,
     CallToolResult,
+    CompleteResult,
     EmptyResult,
     GetPromptResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
+    LoggingLevel,
     PaginatedRequestParams,
+    PromptReference,
     ReadResourceResult,
+    ResourceTemplateReference,
     Tool,
 )
 
@@ -43,6 +48,7 @@ REQUEST_ERROR = "MCP_REQUEST_ERROR"
 CAPABILITY_MISSING = "MCP_CAPABILITY_MISSING"
 
 _CLOSED_STREAM = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+_LOGGING_LEVELS: tuple[str, ...] = get_args(LoggingLevel)
 
 
 def disconnected_error() -> McpCallError:
@@ -90,6 +96,49 @@ def _wire(result: pydantic.BaseModel) -> dict[str, Any]:
 
 def _params(cursor: str | None) -> PaginatedRequestParams | None:
     return None if cursor is None else PaginatedRequestParams(cursor=cursor)
+
+
+def _reference(ref: Mapping[str, Any]) -> PromptReference | ResourceTemplateReference:
+    """A completion reference from its wire form, checked before anything is sent."""
+    kind = ref.get("type") if isinstance(ref, Mapping) else None
+    model: type[PromptReference | ResourceTemplateReference]
+    if kind == "ref/prompt":
+        model = PromptReference
+    elif kind == "ref/resource":
+        model = ResourceTemplateReference
+    else:
+        raise ValidationError('a completion ref needs the type "ref/prompt" or "ref/resource"')
+    try:
+        return model.model_validate(dict(ref))
+    except pydantic.ValidationError as exc:
+        raise ValidationError(f"invalid completion ref: {validation_summary(exc)}") from None
+
+
+def _strings(what: str, value: Mapping[str, str] | None) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(key, str) and isinstance(item, str) for key, item in value.items()
+    ):
+        raise ValidationError(f"{what} must map names to strings")
+    return dict(value)
+
+
+def _argument(argument: Mapping[str, str]) -> dict[str, str]:
+    checked = _strings("a completion argument", argument)
+    if checked is None or checked.keys() != {"name", "value"}:
+        raise ValidationError('a completion argument is {"name": ..., "value": ...}')
+    return checked
+
+
+def _deprecated(method: Callable[..., Awaitable[EmptyResult]], value: str) -> Awaitable[EmptyResult]:
+    """Call an SDK method it marks deprecated (logging, resource subscriptions), which servers still offer.
+
+    The SDK warns when the method is called, not when its request is sent; only that warning is silenced.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        return method(value)
 
 
 def _page(result: ListToolsResult) -> dict[str, Any]:
@@ -182,9 +231,15 @@ class SessionClient:
             capabilities=_wire(init.capabilities),
         )
 
-    def _require(self, capability: str) -> None:
-        if capability not in self.server_info().capabilities:
-            message = f"The MCP server does not offer {capability} (it did not declare the capability)"
+    def _require(self, capability: str, feature: str | None = None) -> None:
+        """Refuse what the server did not declare: ``capability``, or its ``feature`` flag when given."""
+        declared = self.server_info().capabilities.get(capability)
+        offered = declared is not None
+        if offered and feature is not None:
+            offered = isinstance(declared, Mapping) and declared.get(feature) is True
+        if not offered:
+            name = capability if feature is None else f"{capability}.{feature}"
+            message = f"The MCP server does not offer {name} (it did not declare the capability)"
             raise McpError(message, code=CAPABILITY_MISSING)
 
     async def list_resources(
@@ -229,6 +284,43 @@ class SessionClient:
         started = time.monotonic()
         await self._browse(self._session.send_ping, EmptyResult, "a ping answer", signal)
         return time.monotonic() - started
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str] | None = None,
+        signal: CancelSignal | None = None,
+    ) -> Mapping[str, Any]:
+        """Completions of one argument: ``{"values": [...], "total"?, "hasMore"?}``."""
+        reference = _reference(ref)
+        filled = _argument(argument)
+        context = _strings("completion context arguments", context_arguments)
+        self._require("completions")
+        operation = functools.partial(self._session.complete, reference, filled, context)
+        result = await self._browse(operation, CompleteResult, "completions", signal)
+        return _wire(result.completion)
+
+    async def set_logging_level(self, level: str, signal: CancelSignal | None = None) -> None:
+        """Ask the server for log messages of ``level`` and above."""
+        if level not in _LOGGING_LEVELS:
+            raise ValidationError(f"an MCP logging level is one of {', '.join(_LOGGING_LEVELS)}")
+        self._require("logging")
+        setting = self._session.set_logging_level
+        operation = functools.partial(_deprecated, setting, cast(LoggingLevel, level))
+        await self._browse(operation, EmptyResult, "a logging level answer", signal)
+
+    async def subscribe_resource(self, uri: str, signal: CancelSignal | None = None) -> None:
+        """Ask the server to notify changes of one resource."""
+        self._require("resources", "subscribe")
+        operation = functools.partial(_deprecated, self._session.subscribe_resource, uri)
+        await self._browse(operation, EmptyResult, "a subscription answer", signal)
+
+    async def unsubscribe_resource(self, uri: str, signal: CancelSignal | None = None) -> None:
+        """Ask the server to stop notifying changes of one resource."""
+        self._require("resources", "subscribe")
+        operation = functools.partial(_deprecated, self._session.unsubscribe_resource, uri)
+        await self._browse(operation, EmptyResult, "an unsubscription answer", signal)
 
     async def _page(
         self,
