@@ -6,6 +6,7 @@ resources and prompts but has none) and the raw test server (which declares tool
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -237,3 +238,10 @@ async def test_servers_without_completions_logging_or_subscriptions_are_refused_
         assert raised.value.code == "MCP_CAPABILITY_MISSING"
     for method in ("completion/", "logging/", "resources/"):
         assert lines(raw_log, f"request {method}") == 0
+
+
+async def test_the_client_names_itself_ditto_tui_with_its_version(raw_log: Path) -> None:
+    version = importlib.metadata.version("ditto-tui")
+    # raw.py writes every request it gets, the initialize request's params included.
+    (initialize,) = [line for line in raw_log.read_text().splitlines() if "request initialize " in line]
+    assert f'"clientInfo": {{"name": "ditto-tui", "version": "{version}"}}' in initialize

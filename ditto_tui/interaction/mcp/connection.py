@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib.metadata
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -12,7 +14,12 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import InitializeResult, LoggingMessageNotificationParams, ToolListChangedNotification
+from mcp.types import (
+    Implementation,
+    InitializeResult,
+    LoggingMessageNotificationParams,
+    ToolListChangedNotification,
+)
 
 from ditto_tui.config import McpServerConfig
 from ditto_tui.home import StateDirError
@@ -28,6 +35,16 @@ from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.signal import CancelSignal
 
 _CLOSE_SECONDS = 10.0
+
+
+@functools.cache
+def client_info() -> Implementation:
+    """How the client names itself in its initialize request: ``ditto-tui`` and the package version."""
+    try:
+        version = importlib.metadata.version("ditto-tui")
+    except importlib.metadata.PackageNotFoundError:
+        version = "0+unknown"
+    return Implementation(name="ditto-tui", version=version)
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -288,7 +305,11 @@ class Connection:
         try:
             async with self._transport(sink) as (read, write):
                 async with ClientSession(
-                    read, write, message_handler=self._on_message, logging_callback=self._on_log
+                    read,
+                    write,
+                    message_handler=self._on_message,
+                    logging_callback=self._on_log,
+                    client_info=client_info(),
                 ) as session:
                     self._init = await session.initialize()
                     assert self._ready is not None
