@@ -66,9 +66,11 @@ test: lint $(NPM_STAMP)
 fuzz: $(DEV_STAMP)
 	HYPOTHESIS_PROFILE=fuzz PATH="$(TEST_PATH)" $(PY) -m pytest -m property
 
+# The benchmarks' journals and logs go to a home of their own, not the user's state directory.
 bench: $(DEV_STAMP)
-	$(PY) -m benchmarks.bench_runtime
-	$(PY) -m benchmarks.bench_mcp
-	$(PY) -m benchmarks.bench_commands
-	$(PY) -m benchmarks.bench_journal
+	export DITTO_TUI_HOME="$$(mktemp -d)"; \
+	$(PY) -m benchmarks.bench_runtime && \
+	$(PY) -m benchmarks.bench_mcp && \
+	$(PY) -m benchmarks.bench_commands && \
+	$(PY) -m benchmarks.bench_journal && \
 	$(PY) -m benchmarks.bench_tui

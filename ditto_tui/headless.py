@@ -22,8 +22,8 @@ def event_json(event: ExecutionEvent) -> str:
     """One event as one line of JSON (contracts in their camelCase wire form).
 
     Characters a terminal could act on or hide (C1 controls such as an OSC 52 sequence, bidi overrides,
-    zero-width characters) are written as ``\\uXXXX`` escapes: the line shows literally and parses to
-    the same event.
+    zero-width characters) are written as JSON escapes (``\\u202e``): the line shows literally and
+    parses to the same event.
     """
     line = json.dumps(dict(event), default=wire_form, ensure_ascii=False, separators=(",", ":"))
     return escape_unprintable(line)

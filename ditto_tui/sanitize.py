@@ -103,7 +103,7 @@ def _text_escape(match: re.Match[str]) -> str:
 
 
 def escape_unprintable(text: str) -> str:
-    """A line of JSON with every character a terminal could act on or hide written as a ``\\uXXXX`` escape.
+    """A line of JSON with every character a terminal could act on or hide written as a JSON escape.
 
     The characters are those of :func:`escape_controls`; the escapes are JSON escapes, so the line still
     parses to the same value and shows literally on any terminal.

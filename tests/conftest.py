@@ -5,12 +5,14 @@
 marked automatically), each with many more examples (see ``tests/properties.py``).
 
 Every test runs with ``DITTO_TUI_HOME`` set to a directory of its own, so that no test reads or writes
-the real user config and state directories (journals, logs, the trust store).
+the real user config and state directories (journals, logs, the trust store); module- and
+session-scoped fixtures, which run outside any one test, get a home of the session's.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, is_hypothesis_test, settings
@@ -26,6 +28,17 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ditto_session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A private ``DITTO_TUI_HOME`` for everything the session runs outside a test (shared fixtures)."""
+    home = str(tmp_path_factory.mktemp("ditto-session-home"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DITTO_TUI_HOME", home)
+        for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+            patch.delenv(name, raising=False)
+        yield home
 
 
 @pytest.fixture(autouse=True)
