@@ -40,6 +40,7 @@ from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.signal import CancelSignal
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 DISCONNECTED = "MCP_SERVER_DISCONNECTED"
 TIMEOUT = "MCP_TIMEOUT"
@@ -175,18 +176,7 @@ class SessionClient:
         self, cursor: str | None = None, signal: CancelSignal | None = None
     ) -> Mapping[str, Any]:
         """One page of the server's tool list."""
-        try:
-            result = await self._run(lambda: self._list(cursor), signal)
-        except MCPError as exc:
-            raise self._mapped(exc) from None
-        except _CLOSED_STREAM:
-            raise self._closed() from None
-        except pydantic.ValidationError as exc:
-            # Locations only (e.g. tools.1.inputSchema.type), never the values the server sent.
-            raise _invalid_result(
-                f"a tool list that does not match the protocol: {validation_summary(exc)}"
-            ) from None
-        return _page(result)
+        return _page(await self._requested(lambda: self._list(cursor), "a tool list", signal))
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
@@ -343,20 +333,26 @@ class SessionClient:
         what: str,
         signal: CancelSignal | None,
     ) -> T:
+        result: object = await self._requested(operation, what, signal)
+        if not isinstance(result, kind):
+            raise _invalid_result("a result of an unexpected kind")
+        return result
+
+    async def _requested(
+        self, operation: Callable[[], Awaitable[R]], what: str, signal: CancelSignal | None
+    ) -> R:
+        """Run one request; SDK errors, a closed stream and an invalid result become typed errors."""
         try:
-            result = await self._run(operation, signal)
+            return await self._run(operation, signal)
         except MCPError as exc:
             raise self._mapped(exc) from None
         except _CLOSED_STREAM:
             raise self._closed() from None
         except pydantic.ValidationError as exc:
-            # Locations only, never the values the server sent.
+            # Locations only (e.g. tools.1.inputSchema.type), never the values the server sent.
             raise _invalid_result(
                 f"{what} that does not match the protocol: {validation_summary(exc)}"
             ) from None
-        if not isinstance(result, kind):
-            raise _invalid_result("a result of an unexpected kind")
-        return result
 
     def _list(self, cursor: str | None) -> Awaitable[ListToolsResult]:
         if isinstance(self.session, Client):
