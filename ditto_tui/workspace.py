@@ -80,12 +80,10 @@ def untrusted_notice(
 ) -> str | None:
     """One line telling the user which files of an untrusted ``workspace`` were not used, and how to trust
     it; ``None`` when nothing of it was passed over."""
-    if is_trusted(workspace, env):
-        return None
     unused = [] if config_given else [CONFIG_NAME]
     unused += [] if graph_given else [str(WORKSPACE_GRAPH)]
     passed_over = [name for name in unused if (workspace / name).is_file()]
-    if not passed_over:
+    if not passed_over or is_trusted(workspace, env):  # the trust store is read only when it matters
         return None
     names = " and ".join(passed_over)
     return (

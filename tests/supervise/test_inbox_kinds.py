@@ -51,7 +51,9 @@ def _tool_request(request_id: str) -> ApprovalRequest:
 async def test_two_kinds_share_one_table_and_its_rules() -> None:
     inbox = Inbox()
     seen: list[str] = []
+    ended: list[str] = []
     inbox.on_request(lambda request: seen.append(request.kind))
+    inbox.on_end(lambda request: ended.append(request.request_id))
     pause = asyncio.ensure_future(inbox.ask(PauseRequest("p1", "plan")))
     tool = asyncio.ensure_future(inbox.ask(_tool_request("t1")))
     late = asyncio.ensure_future(inbox.ask(PauseRequest("p2", "act"), timeout=0.01))
@@ -66,6 +68,7 @@ async def test_two_kinds_share_one_table_and_its_rules() -> None:
     assert await tool == ApprovalDecision(kind="approve")
     assert await late == "timeout"
     assert inbox.all_pending() == [] and not inbox.resolve("p2", PauseAnswer("continue"))
+    assert sorted(ended) == ["p1", "p2", "t1"]  # every request says when it leaves, however it ended
 
 
 async def test_withdrawing_a_request_of_any_kind_ends_it_unanswered() -> None:
