@@ -81,10 +81,6 @@ def _title(annotations: Mapping[str, Any] | None) -> str | None:
     return title if isinstance(title, str) and title else None
 
 
-def _no_validation(_arguments: Mapping[str, Any]) -> None:
-    return None
-
-
 class ApprovalGate:
     """Sits in front of the tool and MCP registries (``create_interaction_worker(..., approval=gate)``).
 
@@ -215,7 +211,7 @@ class ApprovalGate:
             tool_digest=tool_digest(name=label, description=description, input_schema=schema, effects=()),
             canonical_arguments=canonical,
             arguments_digest=arguments_digest(json.loads(canonical)),
-            revalidate=_schema_then(schema, _no_validation),
+            revalidate=_schema_then(schema),
             title=_title(annotations),
             annotations=annotations,
         )
@@ -403,7 +399,7 @@ class ApprovalGate:
 
 
 def _schema_then(
-    schema: Mapping[str, Any] | None, validate: Callable[[Mapping[str, Any]], None]
+    schema: Mapping[str, Any] | None, validate: Callable[[Mapping[str, Any]], None] | None = None
 ) -> Callable[[Mapping[str, Any]], None]:
     """Edited arguments are checked against the input schema first (the same compiled validator the
     forms use), then by the tool's own ``validate``: a headless or library approver's edit gets the same
@@ -415,7 +411,8 @@ def _schema_then(
             raise ValidationError(
                 "the edited arguments do not match the input schema: " + "; ".join(problems)
             )
-        validate(arguments)
+        if validate is not None:
+            validate(arguments)
 
     return check
 
