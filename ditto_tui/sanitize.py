@@ -124,9 +124,9 @@ def escape_controls(text: str) -> str:
 
 _TRACEBACK_HEADER = "Traceback (most recent call last):"
 # A JavaScript frame's location is one token ending in :line:column after a name-like character (so a
-# clock time, "at 10:30:00", is not one). Anchored on "at " or a token start, and ending where the token
-# ends, each pattern scans a token at most once: the work stays linear in the text.
-_JS_LOCATION = r"[^()\s]{0,512}(?<=[A-Za-z_$/\\>]):\d+:\d+(?![^()\s])"
+# clock time, "at 10:30:00", is not one). Text glued on after the column ("y.js:1:2File") does not hide the
+# location. Anchored on "at " or a token start, each pattern scans at most 512 characters from there.
+_JS_LOCATION = r"[^()\s]{0,512}(?<=[A-Za-z_$/\\>]):\d+:\d+(?!\d)"
 _FRAME_PATTERN = re.compile(
     r'File "[^"]{0,512}", line \d+'  # Python
     r"|\bat +(?:async +)?(?:new +)?[^\s()]{1,256}(?: \[as [^\]\s]{1,256}\])?"  # V8: at f (where)

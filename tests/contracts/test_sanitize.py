@@ -173,6 +173,8 @@ JS_FRAMES = [
     "readConfig@https://example.com/app.js:12:7",
     "Error: no config loadConfig@src/app.js:12:7",
     "@debugger:1:1",
+    '    at @https://x.example/y.js:1:2File "',
+    "failed at src/app.js:12:7then more",
 ]
 
 
