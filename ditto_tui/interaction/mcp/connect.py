@@ -26,6 +26,7 @@ from ditto_tui.config import McpConfig, McpServerConfig, RuntimeConfig
 from ditto_tui.errors import ConfigError
 from ditto_tui.home import logs_dir
 from ditto_tui.interaction.mcp.connection import Connection, Starting
+from ditto_tui.interaction.mcp.port import McpClientRequests
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.mcp.status import McpServerStatus
 from ditto_tui.interaction.results import validation_summary
@@ -82,6 +83,7 @@ async def open_mcp_servers(
     allowed: Iterable[str] | None = None,
     secrets: Iterable[str] = (),
     wait: bool = True,
+    client_requests: McpClientRequests | None = None,
 ) -> AsyncIterator[McpRegistry]:
     """Start and connect every server of an ``mcpServers``-shaped mapping; yield an ``McpRegistry``.
 
@@ -98,6 +100,10 @@ async def open_mcp_servers(
     directory's logs of ``workspace``, or of the current directory), never to the terminal; a log file or
     directory that is a symbolic link fails its server instead of being followed. Every server is closed
     on exit, including ones that died. :meth:`McpRegistry.status` tells how each server stands.
+
+    With ``client_requests`` (an :class:`McpClientRequests`) the client declares the ``sampling``,
+    ``elicitation`` and ``roots`` capabilities and every such request of a server goes to it; without,
+    it declares none of them and servers cannot ask.
 
     With ``wait=False`` the registry is yielded at once, while servers start; a call to a server still
     starting waits for it (the UI shows ``connecting`` meanwhile), and one still starting at exit is stopped.
@@ -117,6 +123,7 @@ async def open_mcp_servers(
             cwd=working_dir,
             workspace=None if workspace is None else os.fspath(workspace),
             secrets=hidden,
+            client_requests=client_requests,
         )
         try:
             for connection in connections:
@@ -143,6 +150,7 @@ def _connections(
     cwd: str,
     workspace: str | None,
     secrets: tuple[str, ...],
+    client_requests: McpClientRequests | None,
 ) -> list[Connection]:
     """A connection per enabled, granted entry; entries the sandbox does not grant report ``denied``."""
     granted = None if allowed is None else set(allowed)
@@ -163,6 +171,7 @@ def _connections(
             cwd=cwd,
             workspace=workspace,
             secrets=secrets,
+            client_requests=client_requests,
         )
         connections.append(connection)
     return connections

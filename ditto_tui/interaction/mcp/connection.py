@@ -25,8 +25,9 @@ from ditto_tui.config import McpServerConfig
 from ditto_tui.home import StateDirError
 from ditto_tui.interaction.mcp.command import McpCommandError
 from ditto_tui.interaction.mcp.logs import LogSink
-from ditto_tui.interaction.mcp.port import McpBrowser, McpCallError, McpServerInfo
+from ditto_tui.interaction.mcp.port import McpBrowser, McpCallError, McpClientRequests, McpServerInfo
 from ditto_tui.interaction.mcp.registry import McpRegistry
+from ditto_tui.interaction.mcp.requests import SessionCallbacks
 from ditto_tui.interaction.mcp.sdk import SessionClient, disconnected_error
 from ditto_tui.interaction.mcp.status import McpServerState, McpServerStatus, McpTransportKind
 from ditto_tui.interaction.mcp.stdio import StdioTransport
@@ -205,8 +206,10 @@ class Connection:
         cwd: str | None,
         workspace: str | None = None,
         secrets: tuple[str, ...],
+        client_requests: McpClientRequests | None = None,
     ) -> None:
         self.server = server
+        self.client_requests = client_requests
         self.config = config
         self.registry = registry
         self.log_path = log_path
@@ -301,6 +304,12 @@ class Connection:
         if self._sink is not None:
             self._sink.log(params.level, params.logger, params.data)
 
+    def _callbacks(self, sink: LogSink) -> dict[str, Any]:
+        """Sampling, elicitation and roots callbacks when the application answers them; none otherwise."""
+        if self.client_requests is None:
+            return {}
+        return SessionCallbacks(self.server, self.client_requests, sink.note).keywords()
+
     async def _serve(self, sink: LogSink) -> None:
         try:
             async with self._transport(sink) as (read, write):
@@ -310,6 +319,7 @@ class Connection:
                     message_handler=self._on_message,
                     logging_callback=self._on_log,
                     client_info=client_info(),
+                    **self._callbacks(sink),
                 ) as session:
                     self._init = await session.initialize()
                     assert self._ready is not None

@@ -54,6 +54,29 @@ class McpServerInfo:
 
 
 @runtime_checkable
+class McpClientRequests(Protocol):
+    """What the application answers when a server asks the client (API.md §7).
+
+    Given to ``open_mcp_servers(client_requests=...)``, it makes the client declare the ``sampling``,
+    ``elicitation`` (form and url) and ``roots`` capabilities. Params and results are the MCP wire form
+    (camelCase). Raising :class:`~ditto_tui.errors.McpError` (or any exception) answers the server with
+    an error whose message is sanitised; the exception's text never reaches the server otherwise.
+    """
+
+    async def create_message(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A ``sampling/createMessage`` request's params -> a ``CreateMessageResult``."""
+        ...
+
+    async def elicit(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """An ``elicitation/create`` request's params -> ``{"action": ..., "content"?: {...}}``."""
+        ...
+
+    async def list_roots(self, server: str) -> list[Mapping[str, Any]]:
+        """The roots to offer ``server``: ``[{"uri": "file:///...", "name"?: str}]``."""
+        ...
+
+
+@runtime_checkable
 class McpBrowser(Protocol):
     """The optional part of the port: what a server offers besides tools (a fake may leave it out).
 
