@@ -217,12 +217,14 @@ class ApprovalGate:
         )
         verdict = self.policy.for_mcp(server, call.name, annotations)
         if verdict.decision == "allow":
-            return await registry.invoke_unguarded(server, call, sandbox, signal)
+            return await registry.invoke_unguarded(server, call, sandbox, signal, context=context)
         outcome = await self._authorize(subject, verdict, context, signal)
         if outcome.result is not None:
             return outcome.result
         edited = call.model_copy(update={"arguments": json.loads(outcome.canonical_arguments)})
-        return await registry.invoke_unguarded(server, edited, sandbox, signal, decided_on=capability)
+        return await registry.invoke_unguarded(
+            server, edited, sandbox, signal, decided_on=capability, context=context
+        )
 
     # -- the decision ---------------------------------------------------------------------------------
 

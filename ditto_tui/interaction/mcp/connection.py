@@ -25,7 +25,13 @@ from ditto_tui.config import McpServerConfig
 from ditto_tui.home import StateDirError
 from ditto_tui.interaction.mcp.command import McpCommandError
 from ditto_tui.interaction.mcp.logs import LogSink
-from ditto_tui.interaction.mcp.port import McpBrowser, McpCallError, McpClientRequests, McpServerInfo
+from ditto_tui.interaction.mcp.port import (
+    McpBrowser,
+    McpCallError,
+    McpClientRequests,
+    McpServerInfo,
+    ProgressListener,
+)
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.mcp.requests import SessionCallbacks
 from ditto_tui.interaction.mcp.sdk import SessionClient, disconnected_error
@@ -126,9 +132,15 @@ class Starting:
         return result
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        signal: CancelSignal | None = None,
+        progress: ProgressListener | None = None,
     ) -> Mapping[str, Any]:
         client = await self.connection.client(signal)
+        if isinstance(client, SessionClient):
+            return await client.call_tool(name, arguments, signal=signal, progress=progress)
         result: Mapping[str, Any] = await client.call_tool(name, arguments, signal=signal)
         return result
 

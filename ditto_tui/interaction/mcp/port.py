@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 import pydantic
@@ -15,6 +15,9 @@ from ditto_tui.sanitize import unsafe_reason
 from ditto_tui.signal import CancelSignal
 
 MCP_TOOL_ERROR_MESSAGE = "The MCP server reported a tool error"
+
+ProgressListener = Callable[[float, "float | None", "str | None"], None]
+"""Called with (progress, total, message) for each progress notification of a running call."""
 
 
 @runtime_checkable
@@ -31,6 +34,9 @@ class McpClient(Protocol):
         self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
     ) -> Mapping[str, Any]:
         """Result fields: ``content``, ``structuredContent``, ``references``, ``isError``, ``error``.
+
+        A client may also take ``progress=`` (a :data:`ProgressListener`); the registry passes it only
+        to clients whose ``call_tool`` accepts it.
 
         A call that gets no tool result (deadline, lost connection, protocol error) raises
         :class:`McpCallError`; cancellation through ``signal`` raises :class:`asyncio.CancelledError`.

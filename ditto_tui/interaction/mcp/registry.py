@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import inspect
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -27,6 +29,7 @@ from ditto_tui.interaction.mcp.port import (
     McpInvocation,
     McpInvokeInput,
     McpServerInfo,
+    ProgressListener,
     map_tool_result,
     parse_mcp_input,
 )
@@ -39,6 +42,7 @@ from ditto_tui.signal import CancelSignal
 
 __all__ = [
     "MCP_TOOL_ERROR_MESSAGE",
+    "PROGRESS_EVENT",
     "TOOLS_CHANGED_EVENT",
     "McpBrowser",
     "McpCallError",
@@ -56,6 +60,11 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+PROGRESS_EVENT = "mcp_progress"
+"""The custom event each progress notification of a running tool call becomes."""
+
+_PROGRESS_MESSAGE_LIMIT = 500
 
 TOOLS_CHANGED_EVENT = "mcp_tools_changed"
 """The custom event a discovery emits, inside a call, when a server's tools changed."""
@@ -372,7 +381,7 @@ class McpRegistry:
             return _changed_tool(parsed, f"{server}:{parsed.name}")
         if self._gate is not None:
             return await self._gate.invoke_mcp(self, server, parsed, sandbox, signal, context)
-        return await self._call(server, parsed, signal)
+        return await self._call(server, parsed, signal, context)
 
     async def invoke_unguarded(
         self,
@@ -382,6 +391,7 @@ class McpRegistry:
         signal: CancelSignal | None = None,
         *,
         decided_on: McpCapability | None = None,
+        context: WorkerContext | None = None,
     ) -> ExternalResult:
         """Invoke without consulting a gate: only the gate itself calls this, after its decision.
 
@@ -397,13 +407,19 @@ class McpRegistry:
         moved = decided_on is not None and self._catalog.known(server, call.name) != decided_on
         if moved or self._catalog.changed(server, call.name) is not None:
             return _changed_tool(call, f"{server}:{call.name}")
-        return await self._call(server, call, signal)
+        return await self._call(server, call, signal, context)
 
-    async def _call(self, server: str, call: ToolCall, signal: CancelSignal | None) -> ExternalResult:
+    async def _call(
+        self, server: str, call: ToolCall, signal: CancelSignal | None, context: WorkerContext | None
+    ) -> ExternalResult:
         client = self._client(server)
         source = f"{server}:{call.name}"
         try:
-            result = await client.call_tool(call.name, call.arguments, signal=signal)
+            if _takes_progress(client):
+                progress = _progress_events(server, call, context)
+                result = await client.call_tool(call.name, call.arguments, signal=signal, progress=progress)  # type: ignore[call-arg]
+            else:
+                result = await client.call_tool(call.name, call.arguments, signal=signal)
         except McpCallError as exc:
             return _call_failure(call, source, exc)
         return map_tool_result(result, call_id=call.id, source=source)
@@ -489,3 +505,33 @@ class McpRegistry:
     ) -> None:
         """Ask ``server`` to stop notifying changes of the resource ``uri``."""
         await self._browser(server).unsubscribe_resource(uri, signal)
+
+
+@functools.cache
+def _accepts_progress(kind: type) -> bool:
+    method = getattr(kind, "call_tool", None)
+    try:
+        return method is not None and "progress" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _takes_progress(client: McpClient) -> bool:
+    """Whether ``client.call_tool`` takes ``progress=`` (the SDK adapter does; a minimal fake need not)."""
+    return _accepts_progress(type(client))
+
+
+def _progress_events(server: str, call: ToolCall, context: WorkerContext | None) -> ProgressListener:
+    """Each progress notification of ``call`` as an ``mcp_progress`` event of the running node."""
+
+    def progress(done: float, total: float | None, message: str | None) -> None:
+        if context is None:
+            return
+        fields: dict[str, Any] = {"server": server, "tool": call.name, "call_id": call.id, "progress": done}
+        if total is not None:
+            fields["total"] = total
+        if message is not None:
+            fields["message"] = message[:_PROGRESS_MESSAGE_LIMIT]
+        context.emit(PROGRESS_EVENT, **fields)
+
+    return progress

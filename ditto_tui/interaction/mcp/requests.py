@@ -46,7 +46,10 @@ def _invalid(what: str, exc: pydantic.ValidationError, note: Note) -> types.Erro
     return types.ErrorData(code=INTERNAL_ERROR, message=f"the client's {what} answer was not valid")
 
 
-def _message_result(result: Mapping[str, Any]) -> types.CreateMessageResult | types.CreateMessageResultWithTools:
+MessageResult = types.CreateMessageResult | types.CreateMessageResultWithTools
+
+
+def _message_result(result: Mapping[str, Any]) -> MessageResult:
     content = result.get("content")
     if isinstance(content, list) or (isinstance(content, Mapping) and content.get("type") == "tool_use"):
         return types.CreateMessageResultWithTools.model_validate(result)
@@ -62,7 +65,7 @@ class SessionCallbacks:
         self.note = note
 
     def keywords(self) -> dict[str, Any]:
-        """Keyword arguments for ``mcp.ClientSession``: the three callbacks, so the capabilities are declared."""
+        """``mcp.ClientSession`` keyword arguments: the three callbacks, so it declares the capabilities."""
         return {
             "sampling_callback": self.sampling,
             "elicitation_callback": self.elicitation,
@@ -71,7 +74,7 @@ class SessionCallbacks:
 
     async def sampling(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+    ) -> MessageResult | types.ErrorData:
         self.note("sampling/createMessage request")
         try:
             result = await self.handler.create_message(self.server, _wire(params))

@@ -33,8 +33,8 @@ from mcp.types import (
 
 from ditto_tui.errors import McpError, ValidationError
 from ditto_tui.interaction.mcp.content import tool_result
-from ditto_tui.interaction.mcp.port import McpCallError, McpServerInfo
-from ditto_tui.interaction.mcp.watch import bounded
+from ditto_tui.interaction.mcp.port import McpCallError, McpServerInfo, ProgressListener
+from ditto_tui.interaction.mcp.watch import CallWatch, bounded
 from ditto_tui.interaction.results import validation_summary
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.signal import CancelSignal
@@ -47,6 +47,14 @@ TIMEOUT = "MCP_TIMEOUT"
 INVALID_RESULT = "MCP_INVALID_RESULT"
 REQUEST_ERROR = "MCP_REQUEST_ERROR"
 CAPABILITY_MISSING = "MCP_CAPABILITY_MISSING"
+
+TOTAL_TIMEOUT_FACTOR = 10
+"""Progress restarts a call's deadline, but the whole call never takes more than this many deadlines."""
+
+
+def _total(timeout: float | None) -> float | None:
+    return None if timeout is None else timeout * TOTAL_TIMEOUT_FACTOR
+
 
 _CLOSED_STREAM = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
 _LOGGING_LEVELS: tuple[str, ...] = get_args(LoggingLevel)
@@ -163,6 +171,7 @@ class SessionClient:
         *,
         timeout: float | None = None,
         closed: Callable[[], McpCallError] = disconnected_error,
+        total_timeout: float | None = None,
     ) -> None:
         if not isinstance(session, ClientSession | Client):
             raise ValidationError("mcp_session_client needs an mcp.ClientSession or mcp.Client")
@@ -170,6 +179,7 @@ class SessionClient:
             raise ValidationError("an MCP call timeout must be a positive number of seconds")
         self.session = session
         self.timeout = timeout
+        self.total_timeout = total_timeout if total_timeout is not None else _total(timeout)
         self._closed = closed
 
     async def list_tools(
@@ -179,11 +189,31 @@ class SessionClient:
         return _page(await self._requested(lambda: self._list(cursor), "a tool list", signal))
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any], signal: CancelSignal | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        signal: CancelSignal | None = None,
+        progress: ProgressListener | None = None,
     ) -> Mapping[str, Any]:
-        """Call one tool; the result as McpToolResult fields."""
+        """Call one tool; the result as McpToolResult fields.
+
+        The request always carries a progress token. Each progress notification restarts the call's
+        deadline (never past ``total_timeout``) and is passed to ``progress`` as (progress, total, message).
+        """
+        watches: list[CallWatch] = []
+        listener = progress
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            for watch in watches:
+                watch.restart()
+            if listener is not None:
+                listener(progress, total, message)
+
+        def operation() -> Awaitable[CallToolResult]:
+            return self.session.call_tool(name, dict(arguments), progress_callback=on_progress)
+
         try:
-            result = await self._run(lambda: self.session.call_tool(name, dict(arguments)), signal)
+            result = await self._run(operation, signal, watching=watches.append)
         except MCPError as exc:
             raise self._mapped(exc) from None
         except _CLOSED_STREAM:
@@ -368,10 +398,15 @@ class SessionClient:
             return _timeout_error(self.timeout)
         return _request_error(exc)
 
-    async def _run(self, operation: Callable[[], Awaitable[T]], signal: CancelSignal | None) -> T:
+    async def _run(
+        self,
+        operation: Callable[[], Awaitable[T]],
+        signal: CancelSignal | None,
+        watching: Callable[[CallWatch], None] | None = None,
+    ) -> T:
         """Await ``operation()`` in this task until it ends, the deadline passes or ``signal`` fires."""
         try:
-            return await bounded(operation, signal, self.timeout)
+            return await bounded(operation, signal, self.timeout, cap=self.total_timeout, watching=watching)
         except TimeoutError:
             raise _timeout_error(self.timeout) from None
 

@@ -1,0 +1,182 @@
+"""Server-to-client requests and progress, against the real ``server-everything``.
+
+With ``client_requests`` the client declares sampling, elicitation and roots, and the server's requests
+reach the application's handler; without, the server never offers the tools that would ask. Every tool
+call carries a progress token: progress reaches the caller and restarts the call's deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from ditto_tui.contracts import ExternalResult
+from ditto_tui.errors import McpError
+from ditto_tui.interaction import McpRegistry, open_mcp_servers
+from ditto_tui.interaction.mcp.watch import CallWatch
+from ditto_tui.sandbox import Sandbox
+from tests.mcp.mcp_helpers import node_server, sandbox
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+ASKING_TOOLS = {
+    "trigger-sampling-request",
+    "trigger-elicitation-request",
+    "trigger-url-elicitation",
+    "get-roots-list",
+}
+
+
+class Answers:
+    """A handler whose next answers the tests set; it records what each server asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str, Mapping[str, Any]]] = []
+        self.sample: Mapping[str, Any] | Exception = {}
+        self.elicited: Mapping[str, Any] | Exception = {"action": "decline"}
+        self.roots: list[Mapping[str, Any]] = [{"uri": "file:///tmp/work", "name": "work"}]
+
+    async def create_message(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.asked.append((server, "sampling", params))
+        if isinstance(self.sample, Exception):
+            raise self.sample
+        return self.sample
+
+    async def elicit(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.asked.append((server, "elicitation", params))
+        if isinstance(self.elicited, Exception):
+            raise self.elicited
+        return self.elicited
+
+    async def list_roots(self, server: str) -> list[Mapping[str, Any]]:
+        self.asked.append((server, "roots", {}))
+        return self.roots
+
+
+@pytest.fixture(scope="module")
+def answers() -> Answers:
+    return Answers()
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def registry(tmp_path_factory: pytest.TempPathFactory, answers: Answers) -> AsyncIterator[McpRegistry]:
+    base = tmp_path_factory.mktemp("asking")
+    entries = {"everything": {**node_server("mcp-server-everything", "stdio"), "timeout": 1.0}}
+    async with open_mcp_servers(entries, log_dir=base / "logs", client_requests=answers) as opened:
+        yield opened
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Sandbox:
+    return sandbox(tmp_path, "everything")
+
+
+def _text(result: ExternalResult) -> str:
+    """Everything the result says, content and error, as one string."""
+    return result.model_dump_json()
+
+
+async def _tool_names(registry: McpRegistry) -> set[str]:
+    client = registry.get("everything")
+    assert client is not None
+    page = await client.list_tools()
+    return {tool["name"] for tool in page["tools"]}
+
+
+async def test_declaring_the_capabilities_offers_every_tool_of_everything(registry: McpRegistry) -> None:
+    names = await _tool_names(registry)
+    assert len(names) == 17 and ASKING_TOOLS <= names
+
+
+async def test_without_client_requests_no_capability_is_declared(tmp_path: Path) -> None:
+    entries = {"everything": node_server("mcp-server-everything", "stdio")}
+    async with open_mcp_servers(entries, log_dir=tmp_path / "logs") as opened:
+        names = await _tool_names(opened)
+    assert len(names) == 13 and not ASKING_TOOLS & names
+
+
+async def test_a_sampling_request_reaches_the_handler_and_its_answer_the_server(
+    registry: McpRegistry, answers: Answers, box: Sandbox
+) -> None:
+    answers.sample = {
+        "role": "assistant",
+        "content": {"type": "text", "text": "a haiku"},
+        "model": "scripted",
+    }
+    call = {"id": "c1", "name": "trigger-sampling-request", "arguments": {"prompt": "write", "maxTokens": 50}}
+    result = await registry.invoke("everything", call, box)
+    server, kind, params = answers.asked[-1]
+    assert (server, kind) == ("everything", "sampling")
+    assert params["maxTokens"] == 50 and params["messages"][0]["content"]["text"].endswith("write")
+    assert result.status == "success" and "a haiku" in _text(result)
+
+
+async def test_a_refused_sampling_request_answers_the_server_with_the_refusal(
+    registry: McpRegistry, answers: Answers, box: Sandbox
+) -> None:
+    answers.sample = McpError("the person rejected the sampling request")
+    call = {"id": "c1", "name": "trigger-sampling-request", "arguments": {"prompt": "write", "maxTokens": 50}}
+    result = await registry.invoke("everything", call, box)
+    assert "the person rejected the sampling request" in _text(result)
+
+
+async def test_an_answer_that_is_no_message_result_never_reaches_the_server_as_one(
+    registry: McpRegistry, answers: Answers, box: Sandbox, tmp_path: Path
+) -> None:
+    answers.sample = {"role": "assistant", "content": "not content"}  # no model, content not a block
+    call = {"id": "c1", "name": "trigger-sampling-request", "arguments": {"prompt": "write", "maxTokens": 50}}
+    result = await registry.invoke("everything", call, box)
+    assert "not content" not in _text(result)
+    status = registry.status("everything")
+    assert status is not None and status.state == "connected"
+
+
+async def test_an_elicitation_is_answered_by_the_handler(
+    registry: McpRegistry, answers: Answers, box: Sandbox
+) -> None:
+    answers.elicited = {"action": "decline"}
+    result = await registry.invoke(
+        "everything", {"id": "c2", "name": "trigger-elicitation-request", "arguments": {}}, box
+    )
+    server, kind, params = answers.asked[-1]
+    assert (server, kind) == ("everything", "elicitation")
+    assert "requestedSchema" in params and params["requestedSchema"]["type"] == "object"
+    assert "decline" in _text(result).lower()
+
+
+async def test_roots_are_what_the_handler_offers(
+    registry: McpRegistry, answers: Answers, box: Sandbox
+) -> None:
+    result = await registry.invoke("everything", {"id": "c3", "name": "get-roots-list", "arguments": {}}, box)
+    assert "file:///tmp/work" in _text(result)
+
+
+async def test_progress_reaches_the_caller_and_restarts_the_deadline(registry: McpRegistry) -> None:
+    client = registry.get("everything")
+    assert client is not None
+    seen: list[tuple[float, float | None]] = []
+    # Three seconds of work under a one-second deadline: each step's progress starts the deadline again.
+    result = await client.call_tool(  # type: ignore[call-arg]
+        "trigger-long-running-operation",
+        {"duration": 3, "steps": 6},
+        progress=lambda done, total, message: seen.append((done, total)),
+    )
+    assert "completed" in str(result["content"][0].text)
+    assert seen[0] == (1.0, 6.0) and seen[-1] == (6.0, 6.0)
+
+
+async def test_progress_never_extends_a_call_past_its_total_cap() -> None:
+    loop = asyncio.get_running_loop()
+    watch = CallWatch(None, timeout=1.0, cap=2.0)
+    try:
+        start = loop.time()
+        for _ in range(5):
+            watch.restart()
+        assert watch.deadline is not None and watch.deadline <= start + 2.0 + 0.05
+    finally:
+        watch.stop()
