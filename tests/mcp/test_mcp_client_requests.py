@@ -8,6 +8,8 @@ call carries a progress token: progress reaches the caller and restarts the call
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -180,3 +182,86 @@ async def test_progress_never_extends_a_call_past_its_total_cap() -> None:
         assert watch.deadline is not None and watch.deadline <= start + 2.0 + 0.05
     finally:
         watch.stop()
+
+
+# -- reconnect -------------------------------------------------------------------------------------------
+
+
+def _marked_entry(mark: str) -> dict[str, Any]:
+    """server-everything over stdio, its process marked by an environment variable so a test finds it."""
+    entry = node_server("mcp-server-everything", "stdio")
+    return {**entry, "env": {**entry.get("env", {}), "DITTO_TEST_MARK": mark}}
+
+
+def _kill_server(mark: str) -> None:
+    """Kill the processes of the server marked ``mark`` (as a crash would)."""
+    killed = 0
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            marked = f"DITTO_TEST_MARK={mark}".encode() in environ.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marked:
+            os.kill(int(environ.parent.name), signal.SIGKILL)
+            killed += 1
+    assert killed
+
+
+async def _state(registry: McpRegistry, wanted: str, seconds: float = 10.0) -> None:
+    async with asyncio.timeout(seconds):
+        while (status := registry.status("everything")) is None or status.state != wanted:
+            await asyncio.sleep(0.05)
+
+
+async def test_reconnect_starts_a_lost_server_again_and_lists_its_tools(tmp_path: Path) -> None:
+    entries = {"everything": _marked_entry(tmp_path.name)}
+    async with open_mcp_servers(entries, log_dir=tmp_path / "logs") as opened:
+        await opened.discover("everything", sandbox(tmp_path, "everything"))
+        _kill_server(tmp_path.name)
+        await _state(opened, "disconnected", 1.0)  # noticed within a second, with no call running
+        await opened.reconnect("everything")
+        status = opened.status("everything")
+        assert status is not None and (status.state, status.tools) == ("connected", 13)
+        result = await opened.invoke(
+            "everything",
+            {"id": "e1", "name": "echo", "arguments": {"message": "back"}},
+            sandbox(tmp_path, "everything"),
+        )
+        assert result.status == "success" and "back" in _text(result)
+
+
+async def test_a_call_in_flight_during_a_reconnect_ends_failed_and_is_not_replayed(tmp_path: Path) -> None:
+    entries = {"everything": node_server("mcp-server-everything", "stdio")}
+    box = sandbox(tmp_path, "everything")
+    async with open_mcp_servers(entries, log_dir=tmp_path / "logs") as opened:
+        call = {
+            "id": "slow",
+            "name": "trigger-long-running-operation",
+            "arguments": {"duration": 5, "steps": 5},
+        }
+        running = asyncio.create_task(opened.invoke("everything", call, box))
+        await asyncio.sleep(0.5)
+        await opened.reconnect("everything")
+        result = await asyncio.wait_for(running, 5)
+        assert result.status != "success" and result.error is not None
+        assert result.error.code == "MCP_SERVER_DISCONNECTED"
+
+
+async def test_a_lost_server_is_started_again_automatically_with_backoff(tmp_path: Path) -> None:
+    entries = {"everything": _marked_entry(tmp_path.name)}
+    async with open_mcp_servers(entries, log_dir=tmp_path / "logs", reconnect_delays=(0.2, 0.5)) as opened:
+        _kill_server(tmp_path.name)
+        await _state(opened, "disconnected", 1.0)
+        await _state(opened, "connected", 15.0)
+        client = opened.get("everything")
+        assert client is not None
+        assert len((await client.list_tools())["tools"]) == 13
+
+
+async def test_a_client_registered_directly_cannot_be_reconnected(registry: McpRegistry) -> None:
+    bare = McpRegistry()
+    client = registry.get("everything")
+    assert client is not None
+    bare.register("direct", client)
+    with pytest.raises(McpError, match="cannot be reconnected"):
+        await bare.reconnect("direct")

@@ -37,6 +37,9 @@ DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_STARTUP_TIMEOUT = 30.0
 """Seconds a server may take to start and finish the MCP handshake."""
 
+AUTO_RECONNECT_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0)
+"""Backoff between automatic attempts to start a lost server again (the application's choice)."""
+
 NEUTRAL_DIR_PREFIX = "ditto-tui-mcp-"
 """The name prefix of the private empty directory stdio servers start in by default."""
 
@@ -84,6 +87,7 @@ async def open_mcp_servers(
     secrets: Iterable[str] = (),
     wait: bool = True,
     client_requests: McpClientRequests | None = None,
+    reconnect_delays: Iterable[float] = (),
 ) -> AsyncIterator[McpRegistry]:
     """Start and connect every server of an ``mcpServers``-shaped mapping; yield an ``McpRegistry``.
 
@@ -105,6 +109,10 @@ async def open_mcp_servers(
     ``elicitation`` and ``roots`` capabilities and every such request of a server goes to it; without,
     it declares none of them and servers cannot ask.
 
+    :meth:`McpRegistry.reconnect` starts a server again; with ``reconnect_delays`` (seconds, e.g.
+    :data:`AUTO_RECONNECT_DELAYS`) a lost connection is started again after each delay in turn until
+    one attempt connects. Calls in flight when a connection is lost end failed and are never replayed.
+
     With ``wait=False`` the registry is yielded at once, while servers start; a call to a server still
     starting waits for it (the UI shows ``connecting`` meanwhile), and one still starting at exit is stopped.
     """
@@ -124,6 +132,7 @@ async def open_mcp_servers(
             workspace=None if workspace is None else os.fspath(workspace),
             secrets=hidden,
             client_requests=client_requests,
+            reconnect_delays=tuple(reconnect_delays),
         )
         try:
             for connection in connections:
@@ -133,7 +142,7 @@ async def open_mcp_servers(
             else:
                 clients = [Starting(connection) for connection in connections]
             for connection, client in zip(connections, clients, strict=True):
-                registry.register(connection.server, client)
+                registry.register(connection.server, client, reconnect=connection.reconnect)
             yield registry
         finally:
             await registry.settle()
@@ -151,6 +160,7 @@ def _connections(
     workspace: str | None,
     secrets: tuple[str, ...],
     client_requests: McpClientRequests | None,
+    reconnect_delays: tuple[float, ...],
 ) -> list[Connection]:
     """A connection per enabled, granted entry; entries the sandbox does not grant report ``denied``."""
     granted = None if allowed is None else set(allowed)
@@ -172,6 +182,7 @@ def _connections(
             workspace=workspace,
             secrets=secrets,
             client_requests=client_requests,
+            reconnect_delays=reconnect_delays,
         )
         connections.append(connection)
     return connections

@@ -43,6 +43,15 @@ from ditto_tui.signal import CancelSignal
 
 _CLOSE_SECONDS = 10.0
 
+IDLE_PING_SECONDS = 15.0
+"""How often a connected HTTP server is pinged to notice that it went away."""
+
+PING_TIMEOUT_SECONDS = 10.0
+
+
+class ConnectionLost(Exception):
+    """The server went away while connected (its process exited, or it stopped answering pings)."""
+
 
 @functools.cache
 def client_info() -> Implementation:
@@ -219,8 +228,10 @@ class Connection:
         workspace: str | None = None,
         secrets: tuple[str, ...],
         client_requests: McpClientRequests | None = None,
+        reconnect_delays: tuple[float, ...] = (),
     ) -> None:
         self.server = server
+        self.reconnect_delays = reconnect_delays
         self.client_requests = client_requests
         self.config = config
         self.registry = registry
@@ -239,6 +250,10 @@ class Connection:
         self._startup: asyncio.Task[Any] | None = None
         self._init: InitializeResult | None = None
         self._lost = False
+        self._generation = 0
+        self._startup_timeout = 0.0
+        self._retrying: asyncio.Task[None] | None = None
+        self._closing = False
 
     # -- status -------------------------------------------------------------------------------------
 
@@ -262,16 +277,24 @@ class Connection:
             return f"protocol error: {self._stdio.failure}"
         if isinstance(leaf, McpCommandError):
             return leaf.message
+        if isinstance(leaf, ConnectionLost):
+            return sanitize_public_message(str(leaf), secrets=self.secrets)
         if isinstance(leaf, FileNotFoundError):
             return f"command {self.config.command!r} was not found"
         return sanitize_public_message(leaf, secrets=self.secrets) or type(leaf).__name__
 
-    def _closed(self) -> McpCallError:
-        """The error a call gets once the connection is gone; the first one marks the server disconnected."""
+    def _closed(self, generation: int) -> McpCallError:
+        """The error a call gets once the connection is gone; the first one marks the server disconnected.
+
+        A call of an earlier session (one replaced by :meth:`reconnect`) just fails: it is never replayed.
+        """
+        if generation != self._generation:
+            return disconnected_error()
         failure = self._stdio.failure if self._stdio is not None else None
         if not self._lost and not self._stop.is_set():
             self._lost = True
             self._report("disconnected", f"protocol error: {failure}" if failure else "the connection closed")
+            self._retry_later()
         if failure is not None:
             message = f"The connection to the MCP server was closed: {failure}"
             return McpCallError(message, code="MCP_PROTOCOL_ERROR", retryable=False)
@@ -335,10 +358,43 @@ class Connection:
                 ) as session:
                     self._init = await session.initialize()
                     assert self._ready is not None
-                    self._ready.set_result(SessionClient(session, timeout=self.timeout, closed=self._closed))
-                    await self._stop.wait()
+                    closed = functools.partial(self._closed, self._generation)
+                    client = SessionClient(session, timeout=self.timeout, closed=closed)
+                    self._ready.set_result(client)
+                    await self._watch(client)
         except Exception as exc:
             self._ended(exc)
+
+    async def _watch(self, client: SessionClient) -> None:
+        """Return when the connection is to stop; raise :class:`ConnectionLost` as soon as it is lost.
+
+        A stdio server is lost when its output ends (it exited), noticed at once whether or not a call
+        is running; an HTTP server when a ping, sent every ``IDLE_PING_SECONDS``, gets no answer.
+        """
+        stop = asyncio.ensure_future(self._stop.wait())
+        watcher = asyncio.ensure_future(
+            self._stdio.gone.wait() if self._stdio is not None else self._pings(client)
+        )
+        try:
+            await asyncio.wait({stop, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (stop, watcher):
+                task.cancel()
+        if self._stop.is_set():
+            return
+        lost = watcher.exception() if watcher.done() and not watcher.cancelled() else None
+        raise lost if lost is not None else ConnectionLost("the server exited")
+
+    async def _pings(self, client: SessionClient) -> None:
+        while True:
+            await asyncio.sleep(IDLE_PING_SECONDS)
+            try:
+                async with asyncio.timeout(PING_TIMEOUT_SECONDS):
+                    await client.ping()
+            except TimeoutError:
+                raise ConnectionLost(f"no answer to a ping within {PING_TIMEOUT_SECONDS:g} s") from None
+            except McpCallError as exc:
+                raise ConnectionLost(f"a ping failed: {exc.message}") from None
 
     def _ended(self, exc: Exception) -> None:
         reason = self._describe(exc)
@@ -350,6 +406,7 @@ class Connection:
         elif not self._stop.is_set() and not self._lost:
             self._lost = True
             self._report("disconnected", reason)
+            self._retry_later()
 
     # -- start and close ----------------------------------------------------------------------------
 
@@ -359,10 +416,12 @@ class Connection:
         A log file that cannot be opened safely (a link planted as the file or its directory) fails the
         server with the reason instead: nothing is written through the link, and the server never starts.
         """
+        self._startup_timeout = startup_timeout
         self._report("connecting")
         self._ready = asyncio.get_running_loop().create_future()
         try:
-            self._sink = LogSink.open(self.log_path, self.secrets)  # closed by close()
+            if self._sink is None:
+                self._sink = LogSink.open(self.log_path, self.secrets)  # closed by close()
         except StateDirError as exc:
             self._log_error = f"its log file cannot be written: {exc.message}"
             self._ready.set_exception(McpCallError(self._log_error, code="MCP_SERVER_UNAVAILABLE"))
@@ -370,6 +429,49 @@ class Connection:
             self._sink.note(f"starting MCP server {self.server!r} ({self.kind})")
             self._task = asyncio.create_task(self._serve(self._sink), name=f"mcp:{self.server}")
         self._startup = asyncio.create_task(self._started(startup_timeout), name=f"mcp-start:{self.server}")
+
+    async def reconnect(self) -> Any:
+        """Stop this server's session (and process) and start a new one; returns the new client.
+
+        Calls still running on the old session end failed (``MCP_SERVER_DISCONNECTED``) and are never
+        sent again. Raises nothing: a server that does not come back is a stand-in whose calls fail.
+        """
+        if self._startup is not None and not self._startup.done():
+            self._startup.cancel()
+            await asyncio.wait({self._startup})
+        await self._halt(grace=0.0)
+        if self._closing:
+            return Unavailable(
+                McpCallError(f"MCP server {self.server!r} was closed", code="MCP_SERVER_UNAVAILABLE")
+            )
+        if self._sink is not None:
+            self._sink.note("reconnecting")
+        self._generation += 1
+        self._stop = asyncio.Event()
+        self._lost = False
+        self._init = None
+        self._stdio = None
+        self.launch(self._startup_timeout or 30.0)
+        return await self.client()
+
+    def _retry_later(self) -> None:
+        """After a lost connection, reconnect in the background after each of ``reconnect_delays``."""
+        if not self.reconnect_delays or self._stop.is_set():
+            return
+        if self._retrying is None or self._retrying.done():
+            self._retrying = asyncio.get_running_loop().create_task(
+                self._retry(), name=f"mcp-reconnect:{self.server}"
+            )
+
+    async def _retry(self) -> None:
+        for delay in self.reconnect_delays:
+            await asyncio.sleep(delay)
+            if self._closing:
+                return
+            await self.registry.reconnect(self.server)
+            status = self.registry.status(self.server)
+            if status is not None and status.state == "connected":
+                return
 
     async def client(self, signal: CancelSignal | None = None) -> Any:
         """The server's client once it started, or a stand-in whose calls fail with the reason it did not."""
@@ -423,6 +525,11 @@ class Connection:
     async def close(self) -> None:
         """Stop the server (one still starting at once) and close its log; the state becomes ``closed``
         unless it failed to start."""
+        self._closing = True
+        retrying = self._retrying
+        if retrying is not None and not retrying.done() and retrying is not asyncio.current_task():
+            retrying.cancel()
+            await asyncio.wait({retrying})
         starting = self._startup is not None and not self._startup.done()
         if starting and self._startup is not None:
             if self._stdio is not None:

@@ -7,7 +7,7 @@ import dataclasses
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import pydantic
@@ -148,6 +148,8 @@ class McpRegistry:
         self._status_listeners: list[StatusListener] = []
         self._stale: set[str] = set()
         self._refreshing: dict[str, asyncio.Task[None]] = {}
+        self._reconnectors: dict[str, Callable[[], Awaitable[McpClient]]] = {}
+        self._reconnecting: dict[str, asyncio.Task[None]] = {}
 
     def guard(self, gate: CallGate) -> None:
         """Route every invocation through ``gate`` from now on (one gate per registry)."""
@@ -155,8 +157,18 @@ class McpRegistry:
             raise ValidationError("this MCP registry is already guarded by another approval gate")
         self._gate = gate
 
-    def register(self, server: str, client: McpClient) -> Callable[[], bool]:
-        """Add ``client`` as ``server``; an empty or duplicate name raises. Unregistering closes nothing."""
+    def register(
+        self,
+        server: str,
+        client: McpClient,
+        *,
+        reconnect: Callable[[], Awaitable[McpClient]] | None = None,
+    ) -> Callable[[], bool]:
+        """Add ``client`` as ``server``; an empty or duplicate name raises. Unregistering closes nothing.
+
+        ``reconnect`` (``open_mcp_servers`` gives one) starts a new session and returns its client; it is
+        what :meth:`reconnect` calls.
+        """
         if not isinstance(server, str) or not server.strip() or ":" in server:
             raise ValidationError(f"MCP server name {server!r} must be nonempty and contain no ':'")
         if server in self._clients:
@@ -165,11 +177,14 @@ class McpRegistry:
             if not callable(getattr(client, method, None)):
                 raise ValidationError(f"MCP client for {server!r} has no {method}() method")
         self._clients[server] = client
+        if reconnect is not None:
+            self._reconnectors[server] = reconnect
 
         def unregister() -> bool:
-            if self._clients.get(server) is not client:
+            if server not in self._clients:
                 return False
             del self._clients[server]
+            self._reconnectors.pop(server, None)
             return True
 
         return unregister
@@ -232,6 +247,33 @@ class McpRegistry:
         """Record a server's connection state (``open_mcp_servers`` does this) and tell listeners."""
         self._statuses[status.server] = status
         _notify(self._status_listeners, status)
+
+    async def reconnect(self, server: str) -> None:
+        """Start ``server``'s session again and list its tools; calls in flight on the old one end failed.
+
+        Concurrent requests to reconnect the same server share one attempt. A server registered without
+        a way to reconnect (a client given to :meth:`register` directly) raises :class:`McpError`.
+        """
+        self._client(server)
+        reconnector = self._reconnectors.get(server)
+        if reconnector is None:
+            raise McpError(f"MCP server {server!r} cannot be reconnected", code="MCP_SERVER_UNAVAILABLE")
+        task = self._reconnecting.get(server)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._reconnect(server, reconnector))
+            self._reconnecting[server] = task
+            task.add_done_callback(lambda _task: self._reconnecting.pop(server, None))
+        await asyncio.shield(task)
+
+    async def _reconnect(self, server: str, reconnector: Callable[[], Awaitable[McpClient]]) -> None:
+        client = await reconnector()
+        if server not in self._clients:
+            return  # unregistered meanwhile
+        self._clients[server] = client
+        status = self._statuses.get(server)
+        if status is None or status.state == "connected":
+            self._stale.add(server)
+            await self._settled(server)
 
     # -- tool-list changes announced by a server ---------------------------------------------------------
 

@@ -12,6 +12,7 @@ dropped and noted in the log. POSIX only.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -94,6 +95,8 @@ class StdioTransport:
         self.failure: str | None = None
         self.ignored = 0
         self.hurry = False
+        self.gone = asyncio.Event()
+        """Set when the server's stdout ends: it exited, closed it, or was failed for what it sent."""
 
     def _note(self, text: str) -> None:
         self.sink.note(text)
@@ -156,6 +159,8 @@ class StdioTransport:
                         return
         except _STREAM_CLOSED:
             await self._drain(process)
+        finally:
+            self.gone.set()
 
     async def _errors(self, process: anyio.abc.Process, done: anyio.Event) -> None:
         """Copy stderr to the log line by line; a line longer than ``MAX_LINE_CHARS`` bytes is cut up."""
