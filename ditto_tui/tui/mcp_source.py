@@ -20,6 +20,7 @@ from ditto_tui.interaction import (
     McpRegistry,
     observe_external_result,
 )
+from ditto_tui.interaction.mcp import McpServerInfo
 from ditto_tui.interaction.mcp.drift import McpToolChange, McpToolsChanged
 from ditto_tui.interaction.mcp.status import McpServerStatus
 from ditto_tui.program import Program
@@ -200,6 +201,15 @@ class McpSource:
     def accept(self, server: str, tool: str) -> bool:
         """Accept a changed tool's current definition so that it can be called again."""
         return bool(self.registry.accept_changes(server, [tool]))
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace the session works on (where the browser saves what a person asks it to)."""
+        return self.runtime.services.sandbox.workspace
+
+    def server_info(self, server: str) -> McpServerInfo:
+        """What a connected server said about itself; raises when it cannot tell (not connected, say)."""
+        return self.registry.server_info(server)
 
     def log_tail(self, server: str) -> str | None:
         """The end of ``server``'s log, when its connection wrote one."""

@@ -14,11 +14,16 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
 from ditto_tui.tui.faults import Guarded
+from ditto_tui.tui.widgets.mcp_prompts import McpPromptsPane
+from ditto_tui.tui.widgets.mcp_resources import McpResourcesPane
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 
-__all__ = ["HelpScreen", "help_text"]
+__all__ = ["WIDGETS", "HelpScreen", "help_text"]
 
 _KEY_WIDTH = 14
+
+WIDGETS: tuple[type[DOMNode], ...] = (SchemaForm, McpResourcesPane, McpPromptsPane)
+"""The widgets with keys of their own, listed after the screens."""
 
 
 def _summary(node: type[DOMNode]) -> str:
@@ -57,7 +62,7 @@ def _section(text: Text, app: App[Any], title: str, summary: str, bindings: Iter
 
 
 def help_text(
-    app: App[Any], screens: Sequence[type[Screen[Any]]], widgets: Sequence[type[DOMNode]] = (SchemaForm,)
+    app: App[Any], screens: Sequence[type[Screen[Any]]], widgets: Sequence[type[DOMNode]] = WIDGETS
 ) -> Text:
     """The help page: the application's own keys, then each screen and widget with its keys."""
     text = Text()
@@ -88,7 +93,7 @@ class HelpScreen(Guarded, ModalScreen[None]):
     ]
 
     def __init__(
-        self, screens: Sequence[type[Screen[Any]]], *, widgets: Sequence[type[DOMNode]] = (SchemaForm,)
+        self, screens: Sequence[type[Screen[Any]]], *, widgets: Sequence[type[DOMNode]] = WIDGETS
     ) -> None:
         super().__init__()
         self.screens = tuple(screens)

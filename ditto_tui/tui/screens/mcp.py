@@ -1,4 +1,4 @@
-"""The MCP browser: servers and their state, each server's tools, definition changes, and invoking a tool."""
+"""The MCP browser: servers and their state, tools, resources, prompts, tool changes, invoking a tool."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Static, TabbedContent, TabPane, Tree
+from textual.widgets import Button, Footer, Header, Select, Static, TabbedContent, TabPane, Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import Worker, WorkerState
 
@@ -29,9 +29,14 @@ from ditto_tui.tui.mcp_source import McpSource, ServerView
 from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.text import render_untrusted, untrusted_json
 from ditto_tui.tui.widgets.diff import unified_diff_text
+from ditto_tui.tui.widgets.mcp_browse_text import bounded, server_info_text
+from ditto_tui.tui.widgets.mcp_pane import McpPane, problem_line
+from ditto_tui.tui.widgets.mcp_prompts import McpPromptsPane
+from ditto_tui.tui.widgets.mcp_resources import McpResourcesPane
+from ditto_tui.tui.widgets.mcp_server_actions import McpServerActions
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 
-__all__ = ["McpCommands", "McpScreen", "NodeRef"]
+__all__ = ["McpCommands", "McpScreen", "NodeRef", "bounded"]
 
 NodeRef = tuple[str, str | None]
 """What a tree node stands for: ``(server, None)`` or ``(server, tool)``."""
@@ -198,35 +203,6 @@ def change_summary(changes: Iterable[McpToolsChanged]) -> Text:
     return Text("\n").join(lines)
 
 
-MAX_RESULT_LINES = 2000
-"""The most lines of a result the browser lays out; the rest is announced, not silently dropped."""
-
-MAX_RESULT_CHARS = 200_000
-"""The most characters of a result the browser lays out."""
-
-
-def bounded(text: Text, max_lines: int = MAX_RESULT_LINES, max_chars: int = MAX_RESULT_CHARS) -> Text:
-    """``text`` cut to the limits, with a note saying how much was left out (layout stays fast)."""
-    plain = text.plain
-    cut = min(len(plain), max_chars)
-    newline = -1
-    for _ in range(max_lines):
-        newline = plain.find("\n", newline + 1, cut)
-        if newline < 0:
-            break
-    else:
-        cut = newline
-    if cut >= len(plain):
-        return text
-    shown = text[:cut]
-    hidden_lines = plain.count("\n", cut)
-    shown.append(
-        f"\n… {len(plain) - cut:,} more characters ({hidden_lines:,} more lines) not shown here",
-        style="bold yellow",
-    )
-    return shown
-
-
 def observation_text(observation: Observation) -> Text:
     """An Observation: a status line, then every field as highlighted JSON (cut with a note when huge)."""
     style = "green" if observation.status == "success" else "red"
@@ -242,6 +218,13 @@ def observation_text(observation: Observation) -> Text:
 # --- the screen ----------------------------------------------------------------------------------------
 
 
+_PANES: dict[str, type[McpPane]] = {
+    "mcp-tab-resources": McpResourcesPane,
+    "mcp-tab-prompts": McpPromptsPane,
+}
+"""The browse panes, by the tab that holds them (each made when its tab is first shown)."""
+
+
 class McpScreen(Guarded, Screen[None]):
     """Servers from ditto.yaml with their state and errors; each server's tools with description,
     schemas, annotations and approval rule; discovery figures; changed definitions with their diff;
@@ -250,9 +233,11 @@ class McpScreen(Guarded, Screen[None]):
     CSS_PATH = "mcp.tcss"
     TITLE = "MCP servers"
     HELP = (
-        "MCP servers from ditto.yaml: connection state, errors and logs, discovery figures, each tool's "
-        "description, schemas, annotations and approval rule. Invoke a tool from a form built from its "
-        "input schema; the call goes through the sandbox and the approval gate like a graph's calls."
+        "MCP servers from ditto.yaml: connection state, errors and logs, discovery figures, what each "
+        "server said about itself (version, instructions, capabilities), each tool's description, schemas, "
+        "annotations and approval rule. Invoke a tool from a form built from its input schema; the call "
+        "goes through the sandbox and the approval gate like a graph's calls. The Resources and Prompts "
+        "tabs browse the selected server; the Detail tab pings it and sets its log level."
     )
     COMMANDS: ClassVar[set[Any]] = {lambda: McpCommands}
 
@@ -262,6 +247,10 @@ class McpScreen(Guarded, Screen[None]):
         Binding("ctrl+r", "call_tool", "Call tool"),
         Binding("a", "accept_change", "Accept change"),
         Binding("d", "show_detail", "Detail", show=False),
+        Binding("p", "ping", "Ping"),
+        Binding("l", "log_level", "Log level"),
+        Binding("e", "show_resources", "Resources"),
+        Binding("o", "show_prompts", "Prompts"),
     ]
 
     server_tree = getters.query_one("#mcp-tree", Tree)
@@ -272,6 +261,8 @@ class McpScreen(Guarded, Screen[None]):
     form_holder = getters.query_one("#mcp-form-holder", Vertical)
     result = getters.query_one("#mcp-result", Static)
     call_button = getters.query_one("#mcp-call", Button)
+    server_actions = getters.query_one("#mcp-server-actions", McpServerActions)
+    log_level = getters.query_one("#mcp-log-level", Select)
 
     def __init__(
         self,
@@ -288,6 +279,7 @@ class McpScreen(Guarded, Screen[None]):
         self.form_for: NodeRef | None = None
         self.errors: dict[str, str] = {}
         self.changes: dict[str, McpToolsChanged] = {}
+        self.pings: dict[str, str] = {}
         self._stop_watching: Any = None
 
     def compose(self) -> ComposeResult:
@@ -300,12 +292,15 @@ class McpScreen(Guarded, Screen[None]):
             yield tree
             with TabbedContent(id="mcp-tabs"):
                 with TabPane("Detail", id="mcp-tab-detail"), VerticalScroll(id="mcp-detail-scroll"):
+                    yield McpServerActions(id="mcp-server-actions")
                     yield Static(id="mcp-detail")
                 with TabPane("Invoke", id="mcp-tab-invoke"), VerticalScroll(id="mcp-invoke-scroll"):
                     yield Static(id="mcp-invoke-title")
                     yield Vertical(id="mcp-form-holder")
                     yield Button("Call tool", id="mcp-call", variant="primary", disabled=True)
                     yield Static(id="mcp-result")
+                yield TabPane("Resources", id="mcp-tab-resources")
+                yield TabPane("Prompts", id="mcp-tab-prompts")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -374,7 +369,9 @@ class McpScreen(Guarded, Screen[None]):
             await self.action_open_invoke()
 
     def show_selected(self) -> None:
-        """Show the selected server or tool in the detail pane."""
+        """Show the selected server or tool in the detail pane; the browse panes follow its server."""
+        self.browse_panes()
+        self.server_actions.display = self.selected is not None and self.selected[1] is None
         if self.selected is None:
             self.detail.update(Text("No MCP servers are configured in ditto.yaml.", style="dim"))
             return
@@ -382,7 +379,10 @@ class McpScreen(Guarded, Screen[None]):
         if tool is None:
             view = self.source.server(server)
             tail = self.source.log_tail(server) if view.state in ("failed", "disconnected") else None
-            self.detail.update(server_detail(view, self.source.limits, self.errors.get(server), tail))
+            text = server_detail(view, self.source.limits, self.errors.get(server), tail)
+            if view.callable:
+                text.append_text(self._info_text(server))
+            self.detail.update(bounded(text))
             return
         capability = self.source.tool(server, tool)
         if capability is not None:
@@ -390,7 +390,86 @@ class McpScreen(Guarded, Screen[None]):
                 tool_detail(capability, self.source.verdict(server, tool), self.source.change(server, tool))
             )
 
+    def _info_text(self, server: str) -> Text:
+        try:
+            info = self.source.server_info(server)
+        except DittoError as exc:
+            return Text("\n").append_text(problem_line("Reading the server info", exc))
+        return server_info_text(info, self.pings.get(server))
+
+    def browse_panes(self) -> None:
+        """Point the Resources and Prompts panes at the selected server; the shown one lists it."""
+        server = self.selected[0] if self.selected is not None else None
+        for pane in self.query(McpPane):
+            shown = pane.parent is not None and self.tabs.active == pane.parent.id
+            pane.show_server(server, load=shown)
+
+    async def mount_pane(self) -> McpPane | None:
+        """The browse pane of the active tab, made the first time the tab is shown."""
+        pane_class = _PANES.get(self.tabs.active)
+        if pane_class is None:
+            return None
+        tab = self.query_one(f"#{self.tabs.active}", TabPane)
+        found = tab.query(McpPane)
+        if found:
+            return found.first()
+        pane = pane_class(self.source, id=self.tabs.active.replace("-tab", ""))
+        await tab.mount(pane)
+        self.browse_panes()
+        return pane
+
+    @on(TabbedContent.TabActivated, "#mcp-tabs")
+    async def _tab_shown(self) -> None:
+        await self.mount_pane()
+        self.browse_panes()
+
     # -- actions --------------------------------------------------------------------------------------
+
+    async def action_show_resources(self) -> None:
+        """Show the selected server's resources and templates."""
+        self.tabs.active = "mcp-tab-resources"
+        pane = await self.mount_pane()
+        if pane is not None:
+            pane.query_one("#mcp-resource-list").focus()
+
+    async def action_show_prompts(self) -> None:
+        """Show the selected server's prompts."""
+        self.tabs.active = "mcp-tab-prompts"
+        pane = await self.mount_pane()
+        if pane is not None:
+            pane.query_one("#mcp-prompt-list").focus()
+
+    def _selected_server(self) -> str | None:
+        if self.selected is None or not self.source.server(self.selected[0]).callable:
+            self.notify("Select a connected server first.", severity="warning", markup=False)
+            return None
+        return self.selected[0]
+
+    def action_ping(self) -> None:
+        """Ping the selected server and show the round trip in its detail."""
+        server = self._selected_server()
+        if server is not None:
+            self.pings[server] = "…"
+            self.show_selected()
+            self.ping(server)
+
+    @on(Button.Pressed, "#mcp-ping")
+    def _ping_pressed(self) -> None:
+        self.action_ping()
+
+    def action_log_level(self) -> None:
+        """Show the server's detail with the log level selector focused."""
+        self.tabs.active = "mcp-tab-detail"
+        if self.server_actions.display:
+            self.log_level.focus()
+
+    @on(Select.Changed, "#mcp-log-level")
+    def _level_chosen(self, event: Select.Changed) -> None:
+        if not isinstance(event.value, str):
+            return
+        server = self._selected_server()
+        if server is not None:
+            self.set_log_level(server, event.value)
 
     def action_discover(self, every: bool = False) -> None:
         """Discover the selected server's tools, or every callable server's."""
@@ -499,6 +578,27 @@ class McpScreen(Guarded, Screen[None]):
                 self.errors[name] = public_message_from_exception(exc)
             else:
                 self.errors.pop(name, None)
+
+    @work(group="mcp-ping", exit_on_error=False, name="ping")
+    async def ping(self, server: str) -> None:
+        """Ping one server; the round trip (or why it failed) shows in its detail."""
+        try:
+            seconds = await self.source.registry.ping(server)
+        except DittoError as exc:
+            self.pings[server] = problem_line("the ping", exc).plain
+        else:
+            self.pings[server] = f"{seconds * 1000:.1f} ms round trip"
+        self.show_selected()
+
+    @work(exclusive=True, group="mcp-log-level", exit_on_error=False, name="log level")
+    async def set_log_level(self, server: str, level: str) -> None:
+        """Ask one server for log messages of ``level`` and above."""
+        try:
+            await self.source.registry.set_logging_level(server, level)
+        except DittoError as exc:
+            self.notify(problem_line("Setting the log level", exc).plain, severity="error", markup=False)
+            return
+        self.notify(f"Log level set to {level}.", markup=False)
 
     @work(exclusive=True, group="mcp-invoke", exit_on_error=False, name="invoke")
     async def invoke(self, server: str, tool: str, arguments: dict[str, Any]) -> Observation:

@@ -1,0 +1,288 @@
+"""The MCP browser's resources pane: resources and templates page by page, reading, subscribing, saving."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.widgets import Button, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ditto_tui.errors import DittoError
+from ditto_tui.tui.mcp_source import McpSource
+from ditto_tui.tui.text import render_untrusted
+from ditto_tui.tui.widgets.mcp_browse_text import (
+    ReadContent,
+    bounded,
+    item_label,
+    read_contents,
+    resource_text,
+)
+from ditto_tui.tui.widgets.mcp_pane import McpPane, problem_line
+from ditto_tui.tui.widgets.mcp_save import save_under_workspace
+
+__all__ = ["McpResourcesPane"]
+
+Kind = Literal["resources", "templates"]
+_KEYS: dict[Kind, str] = {"resources": "resources", "templates": "resourceTemplates"}
+
+
+class McpResourcesPane(McpPane):
+    """Resources and resource templates of the selected server."""
+
+    TITLE = "MCP resources"
+    HELP = (
+        "The selected server's resources and templates, a page at a time. Enter on a resource reads it "
+        "(its text shown as plain text); on a template puts its URI in the box to fill in and read. "
+        "Binary contents show their type and size and can be saved as a new file under the workspace."
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "more", "More"),
+        Binding("u", "subscribe", "Subscribe"),
+        Binding("w", "save", "Save bytes"),
+    ]
+
+    def __init__(self, source: McpSource, *, id: str | None = None) -> None:
+        super().__init__(source, id=id)
+        self.items: dict[Kind, list[Mapping[str, Any]]] = {"resources": [], "templates": []}
+        self.cursors: dict[Kind, str | None] = {"resources": None, "templates": None}
+        self.contents: list[ReadContent] = []
+        self.read_uri: str | None = None
+        self.subscribed: set[str] = set()
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Select a server.", style="dim"), classes="mcp-pane-status")
+        yield OptionList(id="mcp-resource-list")
+        yield Input(
+            placeholder="URI to read (fill in a template's {variables}); Enter reads", id="mcp-resource-uri"
+        )
+        with Horizontal(classes="mcp-pane-buttons"):
+            yield Button("Read", id="mcp-resource-read")
+            yield Button("Subscribe", id="mcp-resource-subscribe")
+            yield Button("Save bytes", id="mcp-resource-save")
+            yield Button("More", id="mcp-resource-more")
+        yield Input(placeholder="file name under the workspace; Enter saves", id="mcp-save-name")
+        yield Static(id="mcp-resource-content")
+
+    # -- the list -------------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        self.items = {"resources": [], "templates": []}
+        self.cursors = {"resources": None, "templates": None}
+        self.contents, self.read_uri = [], None
+        self.subscribed = set()
+        self.query_one("#mcp-resource-list", OptionList).clear_options()
+        self.query_one("#mcp-resource-content", Static).update("")
+        self.query_one("#mcp-save-name", Input).display = False
+        self.say(Text("Select a server.", style="dim"))
+
+    def load(self, server: str) -> None:
+        self.say(Text("Listing resources and templates…", style="italic"))
+        self.list_pages(server, ["resources", "templates"])
+
+    def _options(self) -> list[Option | None]:
+        options: list[Option | None] = []
+        headings: tuple[tuple[Kind, str], ...] = (("resources", "Resources"), ("templates", "Templates"))
+        for kind, heading in headings:
+            options.append(Option(Text(heading, style="bold underline"), id=f"head:{kind}", disabled=True))
+            key = "uri" if kind == "resources" else "uriTemplate"
+            for index, item in enumerate(self.items[kind]):
+                marked = kind == "resources" and item.get("uri") in self.subscribed
+                options.append(Option(item_label(item, key=key, marked=marked), id=f"{kind}:{index}"))
+            if self.cursors[kind] is not None:
+                options.append(Option(Text(f"… more {kind} (m)", style="italic"), id=f"more:{kind}"))
+            if not self.items[kind]:
+                options.append(Option(Text("(none)", style="dim"), id=f"none:{kind}", disabled=True))
+        return options
+
+    def _show_list(self) -> None:
+        listing = self.query_one("#mcp-resource-list", OptionList)
+        highlighted = listing.highlighted
+        listing.clear_options()
+        listing.add_options(self._options())
+        if highlighted is not None:
+            listing.highlighted = min(highlighted, listing.option_count - 1)
+        counts = f"{len(self.items['resources'])} resources, {len(self.items['templates'])} templates"
+        more = [kind for kind, cursor in self.cursors.items() if cursor is not None]
+        self.say(f"{counts}" + (f"; more {' and '.join(more)} to list (m)" if more else ""))
+
+    @work(group="mcp-resources-list", exit_on_error=False, name="listing")
+    async def list_pages(self, server: str, kinds: list[Kind]) -> None:
+        """List the next page of each kind; a failure of one kind leaves the other listed."""
+        problems: list[Text] = []
+        for kind in kinds:
+            try:
+                if kind == "resources":
+                    page = await self.source.registry.list_resources(server, self.cursors[kind])
+                else:
+                    page = await self.source.registry.list_resource_templates(server, self.cursors[kind])
+            except DittoError as exc:
+                self.cursors[kind] = None
+                problems.append(problem_line(f"Listing {kind}", exc))
+                continue
+            if server != self.server:
+                return
+            listed = page.get(_KEYS[kind])
+            self.items[kind].extend(item for item in listed or [] if isinstance(item, Mapping))
+            cursor = page.get("nextCursor")
+            self.cursors[kind] = cursor if isinstance(cursor, str) else None
+        self._show_list()
+        if problems:
+            self.say(Text("\n").join(problems))
+
+    def action_more(self) -> None:
+        """List the next page of resources (or templates, once every resource is listed)."""
+        kinds: list[Kind] = [kind for kind in ("resources", "templates") if self.cursors[kind] is not None]
+        if self.server is None or not kinds:
+            self.say("Everything is listed.")
+            return
+        self.say(Text("Listing the next page…", style="italic"))
+        self.list_pages(self.server, kinds[:1])
+
+    @on(OptionList.OptionSelected, "#mcp-resource-list")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        kind, _, index = (event.option.id or "").partition(":")
+        uri_box = self.query_one("#mcp-resource-uri", Input)
+        if kind == "more":
+            self.action_more()
+        elif kind == "resources":
+            uri = str(self.items["resources"][int(index)].get("uri", ""))
+            self.read(uri)
+        elif kind == "templates":
+            uri_box.value = str(self.items["templates"][int(index)].get("uriTemplate", ""))
+            uri_box.focus()
+            self.say("Fill in the template's variables and press Enter to read it.")
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    def read(self, uri: str) -> None:
+        """Read ``uri`` from the selected server (in a worker)."""
+        if self.server is None or not uri:
+            return
+        self.say(Text("Reading ", style="italic").append_text(render_untrusted(uri, newlines="visible")))
+        self.read_resource(self.server, uri)
+
+    @on(Input.Submitted, "#mcp-resource-uri")
+    def _uri_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.read(event.value.strip())
+
+    @on(Button.Pressed, "#mcp-resource-read")
+    def _read_pressed(self) -> None:
+        listing = self.query_one("#mcp-resource-list", OptionList)
+        typed = self.query_one("#mcp-resource-uri", Input).value.strip()
+        option = listing.highlighted_option
+        if typed:
+            self.read(typed)
+        elif option is not None and (option.id or "").startswith("resources:"):
+            self.read(str(self.items["resources"][int((option.id or "").split(":")[1])].get("uri", "")))
+
+    @work(exclusive=True, group="mcp-resources-read", exit_on_error=False, name="read")
+    async def read_resource(self, server: str, uri: str) -> None:
+        """Read one resource and show its contents."""
+        try:
+            result = await self.source.registry.read_resource(server, uri)
+        except DittoError as exc:
+            self.say(problem_line("Reading the resource", exc))
+            return
+        if server != self.server:
+            return
+        self.contents, self.read_uri = read_contents(result), uri
+        self._show_contents()
+        self.say(Text("Read ").append_text(render_untrusted(uri, newlines="visible")))
+
+    def _show_contents(self) -> None:
+        shown = resource_text(self.contents, self.read_uri in self.subscribed)
+        self.query_one("#mcp-resource-content", Static).update(bounded(shown))
+
+    # -- subscribing ----------------------------------------------------------------------------------
+
+    def _target_uri(self) -> str | None:
+        option = self.query_one("#mcp-resource-list", OptionList).highlighted_option
+        if option is not None and (option.id or "").startswith("resources:"):
+            return str(self.items["resources"][int((option.id or "").split(":")[1])].get("uri", ""))
+        return self.read_uri
+
+    def action_subscribe(self) -> None:
+        """Subscribe to the highlighted (or last read) resource, or unsubscribe when subscribed."""
+        uri = self._target_uri()
+        if self.server is None or not uri:
+            self.say("Highlight or read a resource first.")
+            return
+        self.say(Text("Asking the server…", style="italic"))
+        self.toggle_subscription(self.server, uri, uri not in self.subscribed)
+
+    @on(Button.Pressed, "#mcp-resource-subscribe")
+    def _subscribe_pressed(self) -> None:
+        self.action_subscribe()
+
+    @work(group="mcp-resources-subscribe", exit_on_error=False, name="subscription")
+    async def toggle_subscription(self, server: str, uri: str, subscribe: bool) -> None:
+        """Subscribe or unsubscribe; the list marks subscribed resources with ◉."""
+        try:
+            if subscribe:
+                await self.source.registry.subscribe_resource(server, uri)
+            else:
+                await self.source.registry.unsubscribe_resource(server, uri)
+        except DittoError as exc:
+            self.say(problem_line("Subscribing" if subscribe else "Unsubscribing", exc))
+            return
+        if server != self.server:
+            return
+        (self.subscribed.add if subscribe else self.subscribed.discard)(uri)
+        self._show_list()
+        if self.contents and self.read_uri == uri:
+            self._show_contents()
+        self.say(
+            Text("Subscribed to " if subscribe else "Unsubscribed from ").append_text(render_untrusted(uri))
+        )
+
+    # -- saving ---------------------------------------------------------------------------------------
+
+    def _bytes(self) -> bytes | None:
+        for content in self.contents:
+            if content.data is not None:
+                return content.data
+        texts = [content.text for content in self.contents if content.text is not None]
+        return "".join(texts).encode("utf-8") if texts else None
+
+    def action_save(self) -> None:
+        """Ask for a file name to save the read resource's bytes under the workspace."""
+        if self._bytes() is None:
+            self.say("Read a resource first.")
+            return
+        name = self.query_one("#mcp-save-name", Input)
+        name.display = True
+        name.focus()
+        self.say("Type a new file name, relative to the workspace, and press Enter.")
+
+    @on(Button.Pressed, "#mcp-resource-save")
+    def _save_pressed(self) -> None:
+        self.action_save()
+
+    @on(Button.Pressed, "#mcp-resource-more")
+    def _more_pressed(self) -> None:
+        self.action_more()
+
+    @on(Input.Submitted, "#mcp-save-name")
+    def _save_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        data = self._bytes()
+        if data is None:
+            return
+        try:
+            saved = save_under_workspace(self.source.workspace, event.value, data)
+        except (DittoError, OSError) as exc:
+            self.say(problem_line("Saving", exc))
+            return
+        event.input.display = False
+        event.input.value = ""
+        self.say(
+            Text(f"Saved {len(data):,} bytes to ").append_text(render_untrusted(saved, newlines="visible"))
+        )
