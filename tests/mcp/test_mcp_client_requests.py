@@ -18,11 +18,13 @@ import pytest
 import pytest_asyncio
 
 from ditto_tui.contracts import ExternalResult
+from ditto_tui.demo.servers import demo_server_args
 from ditto_tui.errors import McpError
 from ditto_tui.interaction import McpRegistry, open_mcp_servers
+from ditto_tui.interaction.mcp import connection
 from ditto_tui.interaction.mcp.watch import CallWatch
 from ditto_tui.sandbox import Sandbox
-from tests.mcp.mcp_helpers import node_server, sandbox
+from tests.mcp.mcp_helpers import free_port, http_server, node_server, sandbox
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -265,3 +267,23 @@ async def test_a_client_registered_directly_cannot_be_reconnected(registry: McpR
     bare.register("direct", client)
     with pytest.raises(McpError, match="cannot be reconnected"):
         await bare.reconnect("direct")
+
+
+async def test_an_idle_http_server_that_goes_away_is_noticed_by_a_ping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(connection, "IDLE_PING_SECONDS", 0.2)
+    port = free_port()
+    with http_server(
+        demo_server_args(tmp_path / "notes", http_port=port), port, tmp_path / "http.log"
+    ) as process:
+        servers = {"web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}}
+        async with open_mcp_servers(servers, log_dir=tmp_path / "logs") as opened:
+            status = opened.status("web")
+            assert status is not None and status.state == "connected"
+            process.kill()
+            async with asyncio.timeout(10):
+                while (status := opened.status("web")) is not None and status.state == "connected":
+                    await asyncio.sleep(0.05)
+    assert status is not None and status.state == "disconnected"
+    assert status.error  # the ping's failed request or the ping watch itself says why
