@@ -287,3 +287,16 @@ async def test_an_idle_http_server_that_goes_away_is_noticed_by_a_ping(
                     await asyncio.sleep(0.05)
     assert status is not None and status.state == "disconnected"
     assert status.error  # the ping's failed request or the ping watch itself says why
+
+
+async def test_changed_roots_are_announced_and_the_server_asks_again(
+    registry: McpRegistry, answers: Answers, box: Sandbox
+) -> None:
+    answers.roots = [{"uri": "file:///tmp/elsewhere", "name": "elsewhere"}]
+    before = sum(1 for _, kind, _ in answers.asked if kind == "roots")
+    assert await registry.roots_changed() == ["everything"]
+    async with asyncio.timeout(5):
+        while sum(1 for _, kind, _ in answers.asked if kind == "roots") == before:
+            await asyncio.sleep(0.05)
+    result = await registry.invoke("everything", {"id": "c4", "name": "get-roots-list", "arguments": {}}, box)
+    assert "file:///tmp/elsewhere" in _text(result)

@@ -126,6 +126,9 @@ class Unavailable:
     async def unsubscribe_resource(self, uri: str, signal: Any = None) -> None:
         raise self.error
 
+    async def roots_changed(self) -> None:
+        raise self.error
+
 
 class Starting:
     """The registered client of a server that may still be starting: each call waits for it first."""
@@ -211,6 +214,10 @@ class Starting:
     async def unsubscribe_resource(self, uri: str, signal: CancelSignal | None = None) -> None:
         browser: McpBrowser = await self.connection.client(signal)
         await browser.unsubscribe_resource(uri, signal)
+
+    async def roots_changed(self) -> None:
+        client = await self.connection.client()
+        await client.roots_changed()
 
 
 class Connection:

@@ -248,6 +248,24 @@ class McpRegistry:
         self._statuses[status.server] = status
         _notify(self._status_listeners, status)
 
+    async def roots_changed(self) -> list[str]:
+        """Tell every connected server that offers to listen that the roots changed; returns their names.
+
+        A server that is not connected, or a client that cannot send the notification, is passed over.
+        """
+        told: list[str] = []
+        for server, client in list(self._clients.items()):
+            status = self.status(server)
+            send = getattr(client, "roots_changed", None)
+            if send is None or status is None or status.state != "connected":
+                continue
+            try:
+                await send()
+            except McpError:
+                continue
+            told.append(server)
+        return told
+
     async def reconnect(self, server: str) -> None:
         """Start ``server``'s session again and list its tools; calls in flight on the old one end failed.
 

@@ -330,6 +330,16 @@ class SessionClient:
         operation = functools.partial(_deprecated, setting, cast(LoggingLevel, level))
         await self._browse(operation, EmptyResult, "a logging level answer", signal)
 
+    async def roots_changed(self) -> None:
+        """Tell the server the client's roots changed (``notifications/roots/list_changed``)."""
+        with warnings.catch_warnings():  # deprecated in the newest protocol; servers still ask for roots
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            sending = self._session.send_roots_list_changed()
+        try:
+            await sending
+        except _CLOSED_STREAM:
+            raise self._closed() from None
+
     async def subscribe_resource(self, uri: str, signal: CancelSignal | None = None) -> None:
         """Ask the server to notify changes of one resource."""
         self._require("resources", "subscribe")
