@@ -275,6 +275,14 @@ class McpConfig(ConfigModel):
     max_discovery_pages: Count = Field(default=100, ge=1, description="Pages one discovery may read.")
     max_capabilities: Count = Field(default=1000, ge=1, description="Capabilities one discovery may return.")
     timeout_seconds: Seconds = Field(default=60.0, description="Default per-call timeout in seconds.")
+    sampling: Literal["deny", "approve"] = Field(
+        default="deny",
+        description="A server's sampling request when no person answers (headless, automatic approver).",
+    )
+    elicitation: Literal["decline", "cancel"] = Field(
+        default="decline",
+        description="A server's elicitation request when no person answers (headless, automatic approver).",
+    )
 
     def enabled_servers(self) -> dict[str, dict[str, Any]]:
         """The servers not ``disabled``, as the mapping ``open_mcp_servers`` takes."""

@@ -59,7 +59,9 @@ async def run_headless(
     err = err or sys.stderr
     try:
         approver = StaticApprover(approve)
-        async with open_runtime(program, config, workspace, approver, journal=journal) as session:
+        async with open_runtime(
+            program, config, workspace, approver, journal=journal, notice=lambda line: print(line, file=err)
+        ) as session:
             _report_servers(session.mcp, err)
             runtime = session.runtime
             runtime.subscribe(lambda event: print(event_json(event), file=out, flush=True))

@@ -8,7 +8,7 @@ the :class:`RunSession` it yields instead of wiring its own.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,7 @@ from ditto_tui.runtime import Runtime, WorkerDefinition, create_ditto
 from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.supervise import ApprovalGate, Inbox, RunJournal
 from ditto_tui.supervise.journal import create_run_journal
+from ditto_tui.supervise.mcp_requests import McpRequests
 
 
 class PrintSink:
@@ -43,14 +44,16 @@ def build_runtime(
     *,
     mcp: McpRegistry | None = None,
     journal: bool = True,
+    inbox: Inbox | None = None,
 ) -> tuple[Runtime, ApprovalGate]:
     """The runtime a program runs on: config sandbox, local executor, INTERACTION worker with its gate.
 
     With ``mcp`` (connected servers, see :func:`open_runtime`) the worker also exposes INTERACTION.ACT.MCP.
     With ``journal`` every run is journaled in the user's state directory and a call whose approval the
-    journal cannot record is not executed (``ditto_tui.supervise.journal``).
+    journal cannot record is not executed (``ditto_tui.supervise.journal``). ``inbox`` (one built over
+    ``approver``) becomes the gate's table of pending requests.
     """
-    gate = ApprovalGate.from_config(config.approval, approver)
+    gate = ApprovalGate.from_config(config.approval, inbox if inbox is not None else approver)
     tools = ToolRegistry(program.tools)
     run_journal = None
     if journal:
@@ -94,6 +97,7 @@ class RunSession:
     runtime: Runtime
     gate: ApprovalGate
     mcp: McpRegistry
+    client_requests: McpRequests
 
     @property
     def inbox(self) -> Inbox:
@@ -117,6 +121,7 @@ async def open_runtime(
     journal: bool = True,
     wait_for_servers: bool = False,
     log_dir: Path | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> AsyncIterator[RunSession]:
     """:func:`build_runtime` with the MCP servers of ``mcp.servers`` connected.
 
@@ -127,10 +132,22 @@ async def open_runtime(
     first, then every server is closed. A server that fails to start does not stop the run:
     ``session.mcp.status(name)`` says why. ``wait_for_servers`` waits for every server to be connected
     (or failed) before the session is yielded; ``log_dir`` replaces the state directory's logs folder.
+
+    What the servers ask of the client (sampling, elicitation, roots) goes to ``session.client_requests``
+    (:class:`~ditto_tui.supervise.mcp_requests.McpRequests`): before the person through the gate's inbox
+    and on the record of the journal. With no approver, or one that answers by itself, the ``mcp:``
+    policy decides and ``notice`` is told in one line.
     """
-    async with _mcp_servers(config, workspace, wait_for_servers, log_dir or logs_dir(workspace)) as mcp:
-        runtime, gate = build_runtime(program, config, workspace, approver, mcp=mcp, journal=journal)
-        session = RunSession(runtime=runtime, gate=gate, mcp=mcp)
+    inbox = approver if isinstance(approver, Inbox) else Inbox(approver)
+    requests = client_requests(program, config, workspace, inbox, automatic=approver is None, notice=notice)
+    requests.journaled = journal
+    log_folder = log_dir or logs_dir(workspace)
+    async with _mcp_servers(config, workspace, wait_for_servers, log_folder, requests) as mcp:
+        runtime, gate = build_runtime(
+            program, config, workspace, approver, mcp=mcp, journal=journal, inbox=inbox
+        )
+        session = RunSession(runtime=runtime, gate=gate, mcp=mcp, client_requests=requests)
+        requests.recorder = session.journal
         try:
             async with runtime:
                 yield session
@@ -139,9 +156,31 @@ async def open_runtime(
                 session.journal.close()
 
 
+def client_requests(
+    program: Program,
+    config: RuntimeConfig,
+    workspace: Path,
+    inbox: Inbox,
+    *,
+    automatic: bool = False,
+    notice: Callable[[str], None] | None = None,
+) -> McpRequests:
+    """Answers to MCP server requests: the inbox's person, the ``infer:`` model, the ``mcp:`` policy."""
+    return McpRequests(
+        inbox=inbox,
+        workspace=workspace,
+        provider=resolve_provider(config.infer, workspace=workspace, default=program.provider),
+        sampling=config.mcp.sampling,
+        elicitation=config.mcp.elicitation,
+        automatic=automatic,
+        timeout=config.approval.timeout_seconds,
+        notice=notice,
+    )
+
+
 @asynccontextmanager
 async def _mcp_servers(
-    config: RuntimeConfig, workspace: Path, wait: bool, log_dir: Path
+    config: RuntimeConfig, workspace: Path, wait: bool, log_dir: Path, requests: McpRequests
 ) -> AsyncIterator[McpRegistry]:
     if not config.mcp.servers:  # no server: skip loading the MCP SDK
         yield McpRegistry(**config.mcp.registry_kwargs())
@@ -158,5 +197,6 @@ async def _mcp_servers(
         allowed=config.sandbox.mcp,
         secrets=config.secret_values(),
         wait=wait,
+        client_requests=requests,
     ) as mcp:
         yield mcp

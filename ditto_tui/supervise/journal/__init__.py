@@ -19,6 +19,8 @@ from ditto_tui.supervise.journal._read import (
 )
 from ditto_tui.supervise.journal._setup import create_run_journal
 from ditto_tui.supervise.journal._writer import (
+    CLIENT_REQUEST,
+    CLIENT_REQUESTS_PLAN,
     DiskFile,
     JournalError,
     JournalFile,
@@ -29,6 +31,8 @@ from ditto_tui.supervise.journal._writer import (
 __all__ = [
     "ACT_MCP",
     "ACT_TOOL",
+    "CLIENT_REQUEST",
+    "CLIENT_REQUESTS_PLAN",
     "OBSERVE",
     "OUTPUT",
     "DiskFile",

@@ -17,12 +17,13 @@ from ditto_tui.runtime.events import (
     EVENT_TYPES,
     AnyEvent,
     ApprovalResolved,
+    CustomEvent,
     ExecutionEvent,
     RunFinished,
     RunStarted,
 )
 from ditto_tui.supervise.journal._lines import HEADER_KIND, LINKS_KEY, REDACTED_KEY
-from ditto_tui.supervise.journal._writer import JournalError
+from ditto_tui.supervise.journal._writer import CLIENT_REQUEST, JournalError
 
 MAX_JOURNAL_BYTES = 1 << 30
 """A journal larger than this is refused rather than read into memory."""
@@ -74,6 +75,16 @@ class JournalRead:
     def finished(self) -> RunFinished | None:
         """The ``run_finished`` event; None when the run did not finish (it was killed, or still runs)."""
         return next((event for event in reversed(self.events) if isinstance(event, RunFinished)), None)
+
+    def client_requests(self) -> list[Mapping[str, Any]]:
+        """The decisions on MCP server requests (sampling, elicitation) this journal records, in order."""
+        return [
+            event.data
+            for event in self.events
+            if isinstance(event, CustomEvent)
+            and event.name == CLIENT_REQUEST
+            and isinstance(event.data, Mapping)
+        ]
 
     def problems(self) -> list[str]:
         """What was left out while reading, in words (empty when the journal read back whole)."""

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import itertools
 import logging
 import os
 import re
+import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +20,7 @@ from ditto_tui.home import open_private
 from ditto_tui.runtime.events import (
     ApprovalRequested,
     ApprovalResolved,
+    CustomEvent,
     ExecutionEvent,
     NodeFailed,
     NodeFinished,
@@ -45,6 +49,11 @@ FLUSH_BYTES = 64 * 1024
 """Buffered lines are written out at the latest when they reach this size."""
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+CLIENT_REQUEST = "mcp_client_request"
+"""The ``name`` of the custom event that records a decision on an MCP server's request."""
+CLIENT_REQUESTS_PLAN = "mcp-client-requests"
+"""The plan of the journal that holds a session's decisions on MCP server requests."""
 
 
 class JournalError(DittoError):
@@ -161,6 +170,8 @@ class RunJournal:
         self._runs: dict[str, _RunFile] = {}
         self._failures: dict[str, JournalError] = {}
         self._runtime: Runtime | None = None
+        self._requests_run: str | None = None
+        self._requests_seq = itertools.count(1)
 
     def attach(self, runtime: Runtime) -> Callable[[], bool]:
         """Subscribe to ``runtime`` (before any other subscriber); returns the unsubscribe function."""
@@ -200,6 +211,45 @@ class RunJournal:
                 f"call {decision.call_id!r} ({decision.tool}) was approved but not executed: the decision "
                 f"could not be recorded: {failure.message}"
             )
+
+    def record_client_request(self, fields: Mapping[str, Any]) -> None:
+        """Write and fsync one decision on an MCP server's request (sampling, elicitation) now.
+
+        The decisions of a session go to a journal of their own (plan :data:`CLIENT_REQUESTS_PLAN`), one
+        ``custom`` line named :data:`CLIENT_REQUEST` each, redacted as every line is; raises
+        :class:`JournalError` when the decision is not on disk, so it is not sent.
+        """
+        run_id = self._requests_run
+        if run_id is None or run_id not in self._runs:
+            run_id = self._requests_run = f"mcp-requests-{uuid.uuid4().hex[:12]}"
+            self._start(
+                RunStarted.trusted(
+                    {
+                        "run_id": run_id,
+                        "seq": 0,
+                        "at": time.time(),
+                        "plan": CLIENT_REQUESTS_PLAN,
+                        "plan_kind": "invoke",
+                    }
+                )
+            )
+        run = self._runs[run_id]
+        if run.error is None:
+            event = CustomEvent.trusted(
+                {
+                    "kind": "custom",
+                    "run_id": run_id,
+                    "seq": next(self._requests_seq),
+                    "at": time.time(),
+                    "name": CLIENT_REQUEST,
+                    "data": dict(fields),
+                }
+            )
+            self._record(event, run)
+            self._write(run_id, run, sync=True)
+        failure = self._failures.get(run_id)
+        if failure is not None:
+            raise JournalError(f"the decision could not be recorded: {failure.message}")
 
     def close(self) -> None:
         """Close the journals still open (those of calls made outside any run); later events reopen none."""

@@ -1,0 +1,468 @@
+"""What an MCP server asks of the client, put before the person: sampling, elicitation and roots.
+
+:class:`McpRequests` is the application's ``McpClientRequests`` (API.md §7). A sampling request is a
+:class:`SamplingRequest` in the inbox: the person approves, edits or rejects it; an approved one goes to
+the configured model (``infer:``), and its answer is a :class:`SamplingResultReview` the person approves,
+edits or rejects before it reaches the server. An elicitation is an :class:`ElicitationRequest` answered
+accept (a form's content checked against its ``requestedSchema``, defaults filled), decline or cancel;
+a URL elicitation never opens anything here. Roots are the workspace folder.
+
+With no person to ask (headless runs, or an inbox with an automatic answerer) the policy of
+``mcp.sampling`` and ``mcp.elicitation`` decides, and :attr:`McpRequests.notice` is told in one line what
+the server asked and what was decided. Every decision goes on the record before the server hears it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol
+
+from ditto_tui.errors import DittoError, McpError, ValidationError
+from ditto_tui.infer.messages import InferMessage
+from ditto_tui.infer.provider import ModelProvider
+from ditto_tui.sanitize import escape_controls, sanitize_public_message
+from ditto_tui.schema import check_against_schema
+from ditto_tui.supervise.inbox import Inbox
+
+SamplingPolicy = Literal["deny", "approve"]
+ElicitationPolicy = Literal["decline", "cancel"]
+ElicitAction = Literal["accept", "decline", "cancel"]
+DecidedBy = Literal["person", "policy", "timeout"]
+
+REDACTED = "<redacted>"
+_SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "credential", "pin")
+_STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "max_tokens": "maxTokens"}
+_URL_SCHEMES = ("http", "https")
+
+
+# -- the requests and their answers ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SamplingRequest:
+    """A server asks the model to answer ``messages`` (a ``sampling/createMessage`` request).
+
+    ``messages`` are the server's ``SamplingMessage`` dicts (untrusted text); ``params`` the request as
+    sent. ``max_tokens`` is the server's limit on the answer.
+    """
+
+    request_id: str
+    server: str
+    messages: tuple[Mapping[str, Any], ...]
+    system_prompt: str | None
+    model_preferences: Mapping[str, Any] | None
+    max_tokens: int | None
+    params: Mapping[str, Any]
+    requested_at: float
+
+    kind: ClassVar[Literal["sampling"]] = "sampling"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SamplingAnswer:
+    """The person's decision on a :class:`SamplingRequest`; ``params`` replaces the request (an edit)."""
+
+    approves: bool
+    params: Mapping[str, Any] | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SamplingResultReview:
+    """The model's answer to an approved sampling request, waiting for the person before it is sent."""
+
+    request_id: str
+    server: str
+    request: SamplingRequest
+    result: Mapping[str, Any]
+
+    kind: ClassVar[Literal["sampling_result"]] = "sampling_result"
+
+    @property
+    def text(self) -> str:
+        """The answer's text."""
+        return result_text(self.result)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SamplingResultAnswer:
+    """The person's decision on a :class:`SamplingResultReview`; ``text`` replaces the answer's text."""
+
+    approves: bool
+    text: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElicitationRequest:
+    """A server asks the person for information (``elicitation/create``).
+
+    ``mode`` ``form``: ``requested_schema`` says what to fill in. ``mode`` ``url``: the person is asked to
+    open ``url`` (on ``host``) themselves; ``url_allowed`` is False for anything but a plain http(s) URL
+    without credentials, which is shown and never opened.
+    """
+
+    request_id: str
+    server: str
+    mode: Literal["form", "url"]
+    message: str
+    requested_schema: Mapping[str, Any] | None
+    url: str | None
+    host: str | None
+    url_allowed: bool
+    elicitation_id: str | None
+    params: Mapping[str, Any]
+    requested_at: float
+
+    kind: ClassVar[Literal["elicitation"]] = "elicitation"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElicitationAnswer:
+    """The person's answer to an elicitation: accept (with ``content`` for a form), decline or cancel."""
+
+    action: ElicitAction
+    content: Mapping[str, Any] | None = None
+
+    @property
+    def approves(self) -> bool:
+        """Only an acceptance gives the server anything."""
+        return self.action == "accept"
+
+
+# -- ports -------------------------------------------------------------------------------------------------
+
+
+class RequestRecorder(Protocol):
+    """Where the decisions on server requests go on the record (the run journal implements it)."""
+
+    def record_client_request(self, fields: Mapping[str, Any]) -> None:
+        """Make one decision durable; raise to refuse answering the server."""
+        ...
+
+
+Notice = Callable[[str], None]
+
+
+# -- helpers -----------------------------------------------------------------------------------------------
+
+
+def result_text(result: Mapping[str, Any]) -> str:
+    """The text of a ``CreateMessageResult``'s content (text blocks joined)."""
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    return "\n".join(
+        str(block.get("text", ""))
+        for block in blocks
+        if isinstance(block, Mapping) and block.get("type") == "text"
+    )
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """A sampling message's content as text; what is not text is named, not shown."""
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    parts = []
+    for block in blocks:
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif isinstance(block, Mapping):
+            parts.append(f"[{block.get('type', 'unknown')} content]")
+    return "\n".join(parts)
+
+
+def url_host(url: str) -> tuple[str | None, bool]:
+    """The host of ``url`` and whether it may be offered for opening (plain http(s), no credentials)."""
+    if url != url.strip() or any(ord(char) < 0x20 or ord(char) == 0x7F for char in url) or "\\" in url:
+        return None, False
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None, False
+    allowed = parts.scheme.lower() in _URL_SCHEMES and bool(host) and "@" not in parts.netloc
+    return host, allowed
+
+
+def fill_defaults(schema: Mapping[str, Any] | None, content: Mapping[str, Any]) -> dict[str, Any]:
+    """``content`` with the schema's defaults for the properties it leaves out."""
+    filled = dict(content)
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    for name, spec in (properties or {}).items():
+        if name not in filled and isinstance(spec, Mapping) and "default" in spec:
+            filled[name] = spec["default"]
+    return filled
+
+
+def check_content(schema: Mapping[str, Any] | None, content: Mapping[str, Any]) -> None:
+    """Raise :class:`ValidationError` when ``content`` does not match ``schema``."""
+    problems = check_against_schema(schema, content)
+    if problems:
+        raise ValidationError("; ".join(problems[:5]))
+
+
+def _secret_field(name: str, spec: Any) -> bool:
+    lowered = name.lower()
+    if isinstance(spec, Mapping) and (spec.get("writeOnly") is True or spec.get("format") == "password"):
+        return True
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+def recorded_content(schema: Mapping[str, Any] | None, content: Mapping[str, Any]) -> dict[str, Any]:
+    """``content`` as the record keeps it: fields that look secret replaced by :data:`REDACTED`."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    specs = properties if isinstance(properties, Mapping) else {}
+    return {
+        name: REDACTED if _secret_field(str(name), specs.get(name)) else value
+        for name, value in content.items()
+    }
+
+
+def _infer_messages(params: Mapping[str, Any]) -> list[InferMessage]:
+    messages = []
+    system = params.get("systemPrompt")
+    if isinstance(system, str) and system:
+        messages.append(InferMessage(role="system", content=system))
+    for message in params.get("messages") or ():
+        role = message.get("role") if isinstance(message, Mapping) else None
+        if role in ("user", "assistant"):
+            messages.append(InferMessage(role=role, content=message_text(message)))
+    return messages
+
+
+def _line(text: str, limit: int = 200) -> str:
+    single = " ".join(text.split())
+    return escape_controls(single if len(single) <= limit else single[: limit - 1] + "…")
+
+
+# -- the application's answers -----------------------------------------------------------------------------
+
+
+@dataclass(eq=False, kw_only=True)
+class McpRequests:
+    """The application's ``McpClientRequests``: server requests through the inbox, on the record.
+
+    ``automatic`` (headless) or an inbox with an ``answerer`` lets ``sampling`` and ``elicitation`` (the
+    ``mcp:`` policy) decide instead of a person; ``provider`` is the model that answers approved sampling
+    (None: sampling is refused); ``timeout`` bounds each wait for the person. With ``journaled`` a
+    decision made before ``recorder`` is set is refused rather than left off the record.
+    """
+
+    inbox: Inbox
+    workspace: Path
+    provider: ModelProvider | None = None
+    recorder: RequestRecorder | None = None
+    sampling: SamplingPolicy = "deny"
+    elicitation: ElicitationPolicy = "decline"
+    automatic: bool = False
+    timeout: float | None = None
+    notice: Notice | None = None
+    journaled: bool = False
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _roots_listeners: list[Callable[[], object]] = field(default_factory=list)
+
+    @property
+    def unattended(self) -> bool:
+        """Whether the policy answers instead of a person."""
+        return self.automatic or self.inbox.answerer is not None
+
+    def _new_id(self, kind: str) -> str:
+        return f"mcp-{kind}-{next(self._ids)}"
+
+    def _record(self, server: str, request: str, decision: str, by: DecidedBy, **fields: Any) -> None:
+        if self.recorder is None:
+            if self.journaled:
+                raise McpError(f"the {request} decision cannot be recorded yet, so it was not sent")
+            return
+        entry = {"server": server, "request": request, "decision": decision, "by": by, **fields}
+        try:
+            self.recorder.record_client_request(entry)
+        except DittoError as exc:
+            raise McpError(f"the {request} decision could not be recorded, so it was not sent") from exc
+
+    def _tell(self, server: str, asked: str, decided: str) -> None:
+        if self.notice is not None:
+            self.notice(f"ditto-tui: MCP server {_line(server, 80)} asked {_line(asked)}: {decided}")
+
+    # -- sampling -------------------------------------------------------------------------------------
+
+    async def create_message(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Ask the person, then the model, then the person again; refusals raise :class:`McpError`."""
+        request = _sampling_request(self._new_id("sampling"), server, params)
+        if self.unattended:
+            return await self._sample_by_policy(request)
+        answer = await self.inbox.ask(request, timeout=self.timeout)
+        if not isinstance(answer, SamplingAnswer):
+            self._record(server, "sampling", "timeout", "timeout", params=params)
+            raise McpError("the sampling request got no decision in time")
+        if not answer.approves:
+            self._record(server, "sampling", "reject", "person", params=params, reason=answer.reason)
+            raise McpError("the user rejected the sampling request")
+        used = answer.params if answer.params is not None else params
+        edited = {"edited": used} if answer.params is not None else {}
+        self._record(server, "sampling", "approve", "person", params=params, **edited)
+        result = await self._sample(server, used)
+        return await self._review(request, result)
+
+    async def _sample_by_policy(self, request: SamplingRequest) -> Mapping[str, Any]:
+        asked = f"for a model answer ({len(request.messages)} message(s))"
+        if self.sampling == "deny":
+            self._record(request.server, "sampling", "deny", "policy", params=request.params)
+            self._tell(request.server, asked, "denied (mcp.sampling: deny)")
+            raise McpError("sampling is not allowed without a person to approve it")
+        self._record(request.server, "sampling", "approve", "policy", params=request.params)
+        self._tell(request.server, asked, "approved (mcp.sampling: approve)")
+        result = await self._sample(request.server, request.params)
+        self._record(request.server, "sampling_result", "approve", "policy", result=result)
+        return result
+
+    async def _sample(self, server: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        if self.provider is None:
+            self._record(server, "sampling_result", "failed", "policy", reason="no model configured")
+            raise McpError("no model is configured to answer sampling requests (infer:)")
+        try:
+            turn = await self.provider.sample(_infer_messages(params), [])
+        except DittoError as exc:
+            reason = sanitize_public_message(exc.message) or "the model call failed"
+            self._record(server, "sampling_result", "failed", "policy", reason=reason)
+            raise McpError(f"the model could not answer: {reason}") from None
+        content = turn.message.content
+        text = content if isinstance(content, str) else "" if content is None else str(content)
+        model = getattr(self.provider, "model", None) or getattr(self.provider, "name", None)
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": text},
+            "model": str(model or "ditto-tui"),
+            "stopReason": _STOP_REASONS.get(turn.finish_reason, turn.finish_reason),
+        }
+
+    async def _review(self, request: SamplingRequest, result: dict[str, Any]) -> Mapping[str, Any]:
+        review = SamplingResultReview(
+            request_id=self._new_id("sampling-result"), server=request.server, request=request, result=result
+        )
+        answer = await self.inbox.ask(review, timeout=self.timeout)
+        if not isinstance(answer, SamplingResultAnswer):
+            self._record(request.server, "sampling_result", "timeout", "timeout", result=result)
+            raise McpError("the model's answer got no decision in time")
+        if not answer.approves:
+            reason = answer.reason
+            self._record(request.server, "sampling_result", "reject", "person", result=result, reason=reason)
+            raise McpError("the user rejected the model's answer")
+        if answer.text is not None and answer.text != result_text(result):
+            edited = {**result, "content": {"type": "text", "text": answer.text}}
+            self._record(request.server, "sampling_result", "edit", "person", result=result, edited=edited)
+            return edited
+        self._record(request.server, "sampling_result", "approve", "person", result=result)
+        return result
+
+    # -- elicitation ----------------------------------------------------------------------------------
+
+    async def elicit(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Ask the person; the answer is ``{"action": ..., "content"?: ...}``."""
+        request = _elicitation_request(self._new_id("elicitation"), server, params)
+        if self.unattended:
+            action = self.elicitation
+            self._record(server, "elicitation", action, "policy", mode=request.mode, params=params)
+            what = f"to open {request.url}" if request.mode == "url" else f"for input: {request.message}"
+            self._tell(server, what, f"{action}d (mcp.elicitation: {action})")
+            return {"action": action}
+        schema = request.requested_schema
+
+        def check(content: Mapping[str, Any]) -> None:
+            check_content(schema, fill_defaults(schema, content))
+
+        answer = await self.inbox.ask(request, timeout=self.timeout, check=check)
+        if not isinstance(answer, ElicitationAnswer):
+            self._record(server, "elicitation", "cancel", "timeout", mode=request.mode, params=params)
+            return {"action": "cancel"}
+        if answer.action != "accept":
+            self._record(server, "elicitation", answer.action, "person", mode=request.mode, params=params)
+            return {"action": answer.action}
+        if request.mode == "url":
+            self._record(server, "elicitation", "accept", "person", mode="url", params=params)
+            return {"action": "accept"}
+        content = fill_defaults(schema, answer.content or {})
+        try:
+            check_content(schema, content)
+        except ValidationError as exc:
+            self._record(server, "elicitation", "invalid", "person", mode="form", params=params)
+            raise McpError(f"the answer does not match the requested schema: {exc.message}") from None
+        kept = recorded_content(schema, content)
+        self._record(server, "elicitation", "accept", "person", mode="form", params=params, content=kept)
+        return {"action": "accept", "content": content}
+
+    # -- roots ----------------------------------------------------------------------------------------
+
+    async def list_roots(self, server: str) -> list[Mapping[str, Any]]:
+        """The workspace folder, as one ``file://`` root named after it."""
+        folder = self.workspace.resolve()
+        return [{"uri": folder.as_uri(), "name": folder.name or str(folder)}]
+
+    def on_roots_changed(self, listener: Callable[[], object]) -> None:
+        """Call ``listener`` when the roots change (it tells the connected servers)."""
+        self._roots_listeners.append(listener)
+
+    def change_workspace(self, workspace: Path) -> None:
+        """Offer ``workspace`` as the root from now on, and tell whoever listens that the roots changed."""
+        self.workspace = workspace
+        for listener in tuple(self._roots_listeners):
+            listener()
+
+
+def _sampling_request(request_id: str, server: str, params: Mapping[str, Any]) -> SamplingRequest:
+    messages = params.get("messages")
+    preferences = params.get("modelPreferences")
+    system, limit = params.get("systemPrompt"), params.get("maxTokens")
+    return SamplingRequest(
+        request_id=request_id,
+        server=server,
+        messages=tuple(m for m in messages if isinstance(m, Mapping))
+        if isinstance(messages, Sequence)
+        else (),
+        system_prompt=system if isinstance(system, str) else None,
+        model_preferences=preferences if isinstance(preferences, Mapping) else None,
+        max_tokens=limit if isinstance(limit, int) else None,
+        params=dict(params),
+        requested_at=time.time(),
+    )
+
+
+def _elicitation_request(request_id: str, server: str, params: Mapping[str, Any]) -> ElicitationRequest:
+    url = params.get("url")
+    mode: Literal["form", "url"] = "url" if params.get("mode") == "url" or isinstance(url, str) else "form"
+    host, allowed = url_host(url) if isinstance(url, str) else (None, False)
+    schema = params.get("requestedSchema")
+    message, elicitation_id = params.get("message"), params.get("elicitationId")
+    return ElicitationRequest(
+        request_id=request_id,
+        server=server,
+        mode=mode,
+        message=message if isinstance(message, str) else "",
+        requested_schema=schema if isinstance(schema, Mapping) and mode == "form" else None,
+        url=url if isinstance(url, str) else None,
+        host=host,
+        url_allowed=allowed,
+        elicitation_id=elicitation_id if isinstance(elicitation_id, str) else None,
+        params=dict(params),
+        requested_at=time.time(),
+    )
+
+
+__all__ = [
+    "ElicitationAnswer",
+    "ElicitationRequest",
+    "McpRequests",
+    "RequestRecorder",
+    "SamplingAnswer",
+    "SamplingRequest",
+    "SamplingResultAnswer",
+    "SamplingResultReview",
+    "check_content",
+    "fill_defaults",
+    "url_host",
+]

@@ -1,0 +1,280 @@
+"""MCP server requests before the person: sampling, elicitation and roots against the real everything server.
+
+The reference ``mcp-server-everything`` registers its sampling, elicitation and roots tools only for a
+client that declares those capabilities; a test answerer resolves the inbox's requests as a person would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ditto_tui.config import parse_config_text
+from ditto_tui.contracts import ExternalResult, ToolCall
+from ditto_tui.errors import ConfigError
+from ditto_tui.headless import run_headless
+from ditto_tui.infer import create_scripted_provider
+from ditto_tui.interaction import McpRegistry, open_mcp_servers
+from ditto_tui.program import Program
+from ditto_tui.runtime import graph
+from ditto_tui.supervise import Inbox, QueueApprover, StaticApprover
+from ditto_tui.supervise.journal import CLIENT_REQUESTS_PLAN, RunJournal, read_journal
+from ditto_tui.supervise.mcp_requests import (
+    ElicitationAnswer,
+    ElicitationRequest,
+    McpRequests,
+    SamplingAnswer,
+    SamplingRequest,
+    SamplingResultAnswer,
+    SamplingResultReview,
+    url_host,
+)
+from tests.mcp.mcp_helpers import node_server, sandbox
+
+Answerer = Callable[[Any], Any]
+
+
+def everything() -> dict[str, Any]:
+    return {"everything": node_server("mcp-server-everything", "stdio")}
+
+
+def answering(inbox: Inbox, answer: Answerer) -> list[Any]:
+    """Resolve every request the inbox gets with ``answer(request)``, soon after it arrives; returns the
+    requests seen so far."""
+    loop = asyncio.get_running_loop()
+    seen: list[Any] = []
+
+    def arrived(request: Any) -> None:
+        seen.append(request)
+        loop.call_soon(inbox.resolve, request.request_id, answer(request))
+
+    inbox.on_request(arrived)
+    return seen
+
+
+async def call(registry: McpRegistry, workspace: Path, name: str, **arguments: Any) -> ExternalResult:
+    return await registry.invoke(
+        "everything",
+        ToolCall(id=f"c-{name}", name=name, arguments=arguments),
+        sandbox(workspace, "everything"),
+    )
+
+
+def text_of(result: ExternalResult) -> str:
+    return json.dumps(result.model_dump(mode="json", by_alias=True)["content"])
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> RunJournal:
+    return RunJournal(tmp_path / "runs", secrets=("hunter2-secret",))
+
+
+@pytest.fixture
+def requests(tmp_path: Path, journal: RunJournal) -> McpRequests:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    model = create_scripted_provider([{"content": "Paris is the capital."}], name="scripted-model")
+    return McpRequests(
+        inbox=QueueApprover(), workspace=workspace, provider=model, recorder=journal, timeout=30
+    )
+
+
+@pytest.fixture
+async def registry(requests: McpRequests, tmp_path: Path) -> AsyncIterator[McpRegistry]:
+    async with open_mcp_servers(
+        everything(), log_dir=tmp_path / "logs", client_requests=requests, allowed=["everything"]
+    ) as opened:
+        await until_listed(opened, tmp_path)
+        yield opened
+
+
+async def until_listed(registry: McpRegistry, workspace: Path) -> None:
+    """Wait until the server lists the tools it registers once it knows the client's capabilities."""
+    for _ in range(100):
+        listed = await registry.discover("everything", sandbox(workspace, "everything"))
+        if {"trigger-sampling-request", "trigger-elicitation-request"} <= {c.name for c in listed}:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the everything server never listed its sampling and elicitation tools")
+
+
+def decisions(journal: RunJournal) -> list[dict[str, Any]]:
+    files = sorted(journal.directory.glob("*.jsonl"))
+    assert len(files) == 1
+    read = read_journal(files[0])
+    assert read.header["plan"] == CLIENT_REQUESTS_PLAN and not read.problems()
+    return [dict(entry) for entry in read.client_requests()]
+
+
+def approve(request: Any) -> Any:
+    if isinstance(request, SamplingRequest):
+        return SamplingAnswer(approves=True)
+    assert isinstance(request, SamplingResultReview)
+    return SamplingResultAnswer(approves=True)
+
+
+async def test_approved_sampling_reaches_the_server_with_the_models_text(
+    registry: McpRegistry, requests: McpRequests, journal: RunJournal
+) -> None:
+    seen = answering(requests.inbox, approve)
+    result = await call(
+        registry, requests.workspace, "trigger-sampling-request", prompt="capital?", maxTokens=42
+    )
+    assert result.status == "success", result
+    assert "Paris is the capital." in text_of(result) and "scripted-model" in text_of(result)
+    asked, review = seen
+    assert isinstance(asked, SamplingRequest) and asked.server == "everything"
+    assert asked.max_tokens == 42 and asked.system_prompt == "You are a helpful test server."
+    assert "capital?" in json.dumps(asked.messages)
+    assert isinstance(review, SamplingResultReview) and review.text == "Paris is the capital."
+    kinds = [(d["request"], d["decision"], d["by"]) for d in decisions(journal)]
+    assert kinds == [("sampling", "approve", "person"), ("sampling_result", "approve", "person")]
+
+
+async def test_an_edited_answer_is_what_the_server_gets(registry: McpRegistry, requests: McpRequests) -> None:
+    def edit(request: Any) -> Any:
+        if isinstance(request, SamplingResultReview):
+            return SamplingResultAnswer(approves=True, text="Edited by the person.")
+        return SamplingAnswer(approves=True)
+
+    answering(requests.inbox, edit)
+    result = await call(registry, requests.workspace, "trigger-sampling-request", prompt="x")
+    assert "Edited by the person." in text_of(result) and "Paris" not in text_of(result)
+
+
+async def test_rejected_sampling_is_reported_as_a_refusal_and_recorded(
+    registry: McpRegistry, requests: McpRequests, journal: RunJournal
+) -> None:
+    answering(requests.inbox, lambda r: SamplingAnswer(approves=False, reason="not now"))
+    result = await call(registry, requests.workspace, "trigger-sampling-request", prompt="capital?")
+    assert result.status == "failed" or "rejected" in text_of(result)
+    assert "Paris" not in json.dumps(result.model_dump(mode="json"))
+    assert [(d["request"], d["decision"]) for d in decisions(journal)] == [("sampling", "reject")]
+
+
+async def test_accepted_elicitation_sends_the_content_with_defaults_filled(
+    registry: McpRegistry, requests: McpRequests, journal: RunJournal
+) -> None:
+    asked: list[ElicitationRequest] = []
+
+    def accept(request: Any) -> Any:
+        asked.append(request)
+        return ElicitationAnswer(action="accept", content={"name": "Ada hunter2-secret", "check": True})
+
+    answering(requests.inbox, accept)
+    result = await call(registry, requests.workspace, "trigger-elicitation-request")
+    text = text_of(result)
+    assert "User provided the requested information" in text and "- Name: Ada" in text
+    assert "Favorite Integer: 42" in text and "It was a dark and stormy night." in text
+    (request,) = asked
+    assert request.mode == "form" and request.requested_schema is not None
+    assert request.requested_schema["required"] == ["name"]
+    (decision,) = decisions(journal)
+    assert (decision["request"], decision["decision"], decision["content"]["integer"]) == (
+        "elicitation",
+        "accept",
+        42,
+    )
+    assert "hunter2-secret" not in json.dumps(decision)
+
+
+async def test_content_that_breaks_the_schema_is_refused(
+    registry: McpRegistry, requests: McpRequests
+) -> None:
+    answering(requests.inbox, lambda r: ElicitationAnswer(action="accept", content={"integer": 1000}))
+    result = await call(registry, requests.workspace, "trigger-elicitation-request")
+    assert "User provided" not in text_of(result)
+
+
+async def test_declined_elicitation(
+    registry: McpRegistry, requests: McpRequests, journal: RunJournal
+) -> None:
+    answering(requests.inbox, lambda r: ElicitationAnswer(action="decline"))
+    result = await call(registry, requests.workspace, "trigger-elicitation-request")
+    assert "User declined" in text_of(result)
+    assert [d["decision"] for d in decisions(journal)] == ["decline"]
+
+
+async def test_url_elicitation_shows_the_host_and_opens_nothing(
+    registry: McpRegistry, requests: McpRequests
+) -> None:
+    asked = answering(requests.inbox, lambda r: ElicitationAnswer(action="cancel"))
+    await call(registry, requests.workspace, "trigger-url-elicitation", url="https://example.com/confirm?x=1")
+    (request,) = asked
+    assert (request.mode, request.url, request.host) == (
+        "url",
+        "https://example.com/confirm?x=1",
+        "example.com",
+    )
+    assert request.url_allowed
+
+
+def test_only_plain_http_urls_may_be_opened() -> None:
+    assert url_host("https://good.example@evil.example/") == ("evil.example", False)
+    assert url_host("javascript:alert(1)")[1] is False
+    assert url_host("https://a.example/\x1b]52;c;x\x07")[1] is False
+
+
+async def test_roots_are_the_workspace(registry: McpRegistry, requests: McpRequests) -> None:
+    result = await call(registry, requests.workspace, "get-roots-list")
+    assert requests.workspace.resolve().as_uri() in text_of(result)
+    assert await requests.list_roots("everything") == [
+        {"uri": requests.workspace.resolve().as_uri(), "name": "project"}
+    ]
+
+
+async def test_an_automatic_answerer_leaves_it_to_the_policy(tmp_path: Path, journal: RunJournal) -> None:
+    notes: list[str] = []
+    handler = McpRequests(
+        inbox=Inbox(StaticApprover("allow")), workspace=tmp_path, recorder=journal, notice=notes.append
+    )
+    async with open_mcp_servers(everything(), log_dir=tmp_path / "logs", client_requests=handler) as registry:
+        await until_listed(registry, tmp_path)
+        sampled = await call(registry, tmp_path, "trigger-sampling-request", prompt="[bold]x\x1b]52;c;AA\x07")
+        elicited = await call(registry, tmp_path, "trigger-elicitation-request")
+    assert "Paris" not in text_of(sampled) and "User declined" in text_of(elicited)
+    assert [(d["request"], d["decision"], d["by"]) for d in decisions(journal)] == [
+        ("sampling", "deny", "policy"),
+        ("elicitation", "decline", "policy"),
+    ]
+    assert len(notes) == 2 and "denied" in notes[0] and "declined" in notes[1]
+    assert all("\x1b" not in note and "\x07" not in note for note in notes)
+
+
+SAMPLE_CALL = {
+    "operation": "invoke",
+    "server": "everything",
+    "call": {"id": "s1", "name": "trigger-sampling-request", "arguments": {"prompt": "hi"}},
+}
+
+
+async def test_headless_denies_and_says_so_in_one_line(tmp_path: Path) -> None:
+    plan = graph("sampling").node("ask", "INTERACTION.ACT.MCP", bind=lambda _input, _outputs: SAMPLE_CALL)
+    program = Program(name="sampling", description="asks for sampling", plan=plan)
+    text = (
+        "sandbox:\n  mcp: [everything]\n"
+        "mcp:\n  servers:\n    everything:\n      command: {}\n      args: [stdio]\n"
+    )
+    command = node_server("mcp-server-everything")["command"]
+    config = parse_config_text(text.format(json.dumps(command)), {}, name="ditto.yaml")
+    out, err = io.StringIO(), io.StringIO()
+    assert await run_headless(program, config, tmp_path, approve="allow", out=out, err=err) == 0
+    (line,) = [line for line in err.getvalue().splitlines() if "asked" in line]
+    assert (
+        "MCP server everything asked for a model answer (1 message(s)): denied (mcp.sampling: deny)" in line
+    )
+    assert "sampling is not allowed without a person" in out.getvalue()
+
+
+def test_policy_keys_default_and_refuse_nonsense() -> None:
+    config = parse_config_text("{}", {}, name="ditto.yaml")
+    assert (config.mcp.sampling, config.mcp.elicitation) == ("deny", "decline")
+    assert parse_config_text("mcp:\n  sampling: approve\n", {}, name="ditto.yaml").mcp.sampling == "approve"
+    with pytest.raises(ConfigError, match=r"ditto.yaml:3: mcp.elicitation: "):
+        parse_config_text("mcp:\n  sampling: deny\n  elicitation: accept\n", {}, name="ditto.yaml")
