@@ -20,9 +20,10 @@ import pytest_asyncio
 from ditto_tui.contracts import ExternalResult
 from ditto_tui.demo.servers import demo_server_args
 from ditto_tui.errors import McpError
-from ditto_tui.interaction import McpRegistry, open_mcp_servers
+from ditto_tui.interaction import McpRegistry, create_interaction_worker, open_mcp_servers
 from ditto_tui.interaction.mcp import connection
 from ditto_tui.interaction.mcp.watch import CallWatch
+from ditto_tui.runtime import create_ditto
 from ditto_tui.sandbox import Sandbox
 from tests.mcp.mcp_helpers import free_port, http_server, node_server, sandbox
 
@@ -300,3 +301,28 @@ async def test_changed_roots_are_announced_and_the_server_asks_again(
             await asyncio.sleep(0.05)
     result = await registry.invoke("everything", {"id": "c4", "name": "get-roots-list", "arguments": {}}, box)
     assert "file:///tmp/elsewhere" in _text(result)
+
+
+async def test_progress_of_an_act_mcp_invoke_becomes_mcp_progress_events(tmp_path: Path) -> None:
+    events: list[Any] = []
+    entries = {"everything": node_server("mcp-server-everything", "stdio")}
+    async with open_mcp_servers(entries, log_dir=tmp_path / "logs") as opened:
+        worker = create_interaction_worker(mcp=opened)
+        async with create_ditto(
+            sandbox={"mcp": ["everything"]}, workspace=tmp_path, workers=[worker]
+        ) as runtime:
+            runtime.subscribe(events.append)
+            call = {
+                "id": "p1",
+                "name": "trigger-long-running-operation",
+                "arguments": {"duration": 1, "steps": 3},
+            }
+            done = await runtime.invoke(
+                "INTERACTION.ACT.MCP", {"operation": "invoke", "server": "everything", "call": call}
+            )
+    assert done.result.status == "success"
+    progress = [event.data for event in events if getattr(event, "name", None) == "mcp_progress"]
+    assert [(item["progress"], item["total"]) for item in progress] == [(1.0, 3.0), (2.0, 3.0), (3.0, 3.0)]
+    assert {(item["server"], item["tool"], item["call_id"]) for item in progress} == {
+        ("everything", "trigger-long-running-operation", "p1")
+    }
