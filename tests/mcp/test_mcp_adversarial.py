@@ -481,6 +481,23 @@ async def test_m17_a_log_flood_is_rate_limited_and_redacted(
     assert "dropping the rest" in log
 
 
+async def test_m17_a_progress_flood_is_thinned_to_a_few_events_and_the_last_step_shows(
+    tmp_path: Path,
+) -> None:
+    events: list[Any] = []
+    async with serving(tmp_path, "hostile", python_server("hostile.py")) as (registry, _box, _log):
+        worker = create_interaction_worker(mcp=registry)
+        async with create_ditto(
+            sandbox={"mcp": ["hostile"]}, workspace=tmp_path, workers=[worker]
+        ) as runtime:
+            runtime.subscribe(events.append)
+            done = await runtime.invoke("INTERACTION.ACT.MCP", act("p", "progress_flood", count=5000))
+    assert done.result.status == "success"
+    progress = [event.data for event in events if getattr(event, "name", None) == "mcp_progress"]
+    assert 1 <= len(progress) <= 100  # 5,000 notifications, a handful of events
+    assert (progress[-1]["progress"], progress[-1]["total"]) == (5000, 5000)
+
+
 # -- trust ---------------------------------------------------------------------------------------------
 
 

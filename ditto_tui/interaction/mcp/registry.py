@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -65,6 +66,9 @@ PROGRESS_EVENT = "mcp_progress"
 """The custom event each progress notification of a running tool call becomes."""
 
 _PROGRESS_MESSAGE_LIMIT = 500
+
+PROGRESS_EVENT_INTERVAL = 0.1
+"""Seconds between two ``mcp_progress`` events of a call: a flood is thinned; the final step always shows."""
 
 TOOLS_CHANGED_EVENT = "mcp_tools_changed"
 """The custom event a discovery emits, inside a call, when a server's tools changed."""
@@ -584,9 +588,17 @@ def _takes_progress(client: McpClient) -> bool:
 def _progress_events(server: str, call: ToolCall, context: WorkerContext | None) -> ProgressListener:
     """Each progress notification of ``call`` as an ``mcp_progress`` event of the running node."""
 
+    last = -PROGRESS_EVENT_INTERVAL
+
     def progress(done: float, total: float | None, message: str | None) -> None:
+        nonlocal last
         if context is None:
             return
+        now = time.monotonic()
+        final = total is not None and done >= total
+        if now - last < PROGRESS_EVENT_INTERVAL and not final:
+            return
+        last = now
         fields: dict[str, Any] = {"server": server, "tool": call.name, "call_id": call.id, "progress": done}
         if total is not None:
             fields["total"] = total

@@ -65,6 +65,14 @@ def build(args: argparse.Namespace) -> MCPServer:
         return "flooded"
 
     @server.tool()
+    async def progress_flood(count: int, ctx: Context) -> str:
+        """Send ``count`` progress notifications as fast as it can, the last one complete."""
+        note("called progress_flood")
+        for n in range(1, count + 1):
+            await ctx.report_progress(n, count, f"step {n}")
+        return "progressed"
+
+    @server.tool()
     def refuse(secret: str) -> str:
         """Fail with a JSON-RPC error whose message and data carry secrets."""
         note("called refuse")
