@@ -216,7 +216,7 @@ async def _state(registry: McpRegistry, wanted: str, seconds: float = 10.0) -> N
             await asyncio.sleep(0.05)
 
 
-async def test_reconnect_starts_a_lost_server_again_and_lists_its_tools(tmp_path: Path) -> None:
+async def test_m14_reconnect_starts_a_lost_server_again_and_lists_its_tools(tmp_path: Path) -> None:
     entries = {"everything": _marked_entry(tmp_path.name)}
     async with open_mcp_servers(entries, log_dir=tmp_path / "logs") as opened:
         await opened.discover("everything", sandbox(tmp_path, "everything"))
@@ -233,7 +233,7 @@ async def test_reconnect_starts_a_lost_server_again_and_lists_its_tools(tmp_path
         assert result.status == "success" and "back" in _text(result)
 
 
-async def test_a_call_in_flight_during_a_reconnect_ends_failed_and_is_not_replayed(tmp_path: Path) -> None:
+async def test_m14_a_call_in_flight_during_a_reconnect_ends_failed_and_is_not_replayed(tmp_path: Path) -> None:
     entries = {"everything": node_server("mcp-server-everything", "stdio")}
     box = sandbox(tmp_path, "everything")
     async with open_mcp_servers(entries, log_dir=tmp_path / "logs") as opened:
