@@ -481,7 +481,7 @@ async def test_m17_a_log_flood_is_rate_limited_and_redacted(
     assert "dropping the rest" in log
 
 
-async def test_m17_a_progress_flood_is_thinned_to_a_few_events_and_the_last_step_shows(
+async def test_m17_a_progress_flood_is_thinned_and_the_last_step_shows(
     tmp_path: Path,
 ) -> None:
     events: list[Any] = []
