@@ -233,7 +233,7 @@ async def test_m14_reconnect_starts_a_lost_server_again_and_lists_its_tools(tmp_
         assert result.status == "success" and "back" in _text(result)
 
 
-async def test_m14_a_call_in_flight_during_a_reconnect_ends_failed_and_is_not_replayed(tmp_path: Path) -> None:
+async def test_m14_a_call_in_flight_when_reconnecting_fails_and_is_not_replayed(tmp_path: Path) -> None:
     entries = {"everything": node_server("mcp-server-everything", "stdio")}
     box = sandbox(tmp_path, "everything")
     async with open_mcp_servers(entries, log_dir=tmp_path / "logs") as opened:
