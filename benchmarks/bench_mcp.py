@@ -5,10 +5,14 @@ call by call, so they share machine conditions:
 
 - invoke: ``runtime.invoke("INTERACTION.ACT.MCP", invoke read_note)`` beside ``session.call_tool`` on the
   same session;
-- discovery: ``registry.discover`` of 1000 tools in pages of 100 beside the raw ``list_tools`` cursor loop.
+- discovery: ``registry.discover`` of 1000 tools in pages of 100 beside the raw ``list_tools`` cursor loop;
+- start-up: from ``open_mcp_servers`` to every server's tools listed, with 8 servers, beside the slowest
+  of the same servers started alone (servers start concurrently, so 8 should cost little more than 1;
+  on a 2-core machine 8 Python processes also compete for the CPU while they import).
 
 The figures are median wall times; the ratio is the median, over back-to-back pairs, of ditto's time
-over the raw SDK's (pairs share machine conditions, so a busy machine moves both). Target ≤ 1.1×.
+over the raw SDK's (pairs share machine conditions, so a busy machine moves both). Targets: ≤ 1.05× for
+invoke and discovery, ≤ 1.2× for start-up.
 
     python -m benchmarks.bench_mcp [--json] [--quick]
 """
@@ -27,7 +31,9 @@ from typing import Any
 
 from benchmarks.cli import run_benchmark
 
-TARGET_RATIO = 1.1
+TARGET_RATIO = 1.05
+STARTUP_TARGET_RATIO = 1.2
+STARTUP_SERVERS = 8
 CATALOGUE = 995  # plus the demo's five notes tools: 1000 tools, ten pages
 
 Timed = Callable[[], Awaitable[Any]]
@@ -48,7 +54,7 @@ async def _pairs(raw: Timed, ours: Timed, repetitions: int) -> tuple[list[float]
     return samples["raw"], samples["ours"]
 
 
-def _row(name: str, pairs: tuple[list[float], list[float]]) -> dict[str, Any]:
+def _row(name: str, pairs: tuple[list[float], list[float]], target: float = TARGET_RATIO) -> dict[str, Any]:
     raw, ours = pairs
     ratio = statistics.median(mine / theirs for theirs, mine in zip(raw, ours, strict=True))
     return {
@@ -56,8 +62,36 @@ def _row(name: str, pairs: tuple[list[float], list[float]]) -> dict[str, Any]:
         "raw_ms": round(statistics.median(raw) * 1000, 3),
         "ditto_ms": round(statistics.median(ours) * 1000, 3),
         "ratio": round(ratio, 3),
-        "met": ratio <= TARGET_RATIO,
+        "target": target,
+        "met": ratio <= target,
     }
+
+
+async def _startup(root: Path, repetitions: int) -> tuple[list[float], list[float]]:
+    """Seconds from open to all tools listed: the slowest of 8 servers alone, then all 8 together."""
+    from ditto_tui.demo.servers import demo_server_entry
+    from ditto_tui.interaction import open_mcp_servers
+    from ditto_tui.sandbox import Sandbox, SandboxPermissions
+
+    names = [f"demo{n}" for n in range(STARTUP_SERVERS)]
+    entries = {name: demo_server_entry(root / name) for name in names}
+    sandbox = Sandbox(SandboxPermissions(mcp=names), workspace=root)
+
+    async def listed(chosen: list[str]) -> float:
+        start = time.perf_counter()
+        async with open_mcp_servers(
+            {name: entries[name] for name in chosen}, log_dir=root / "logs"
+        ) as registry:
+            await registry.discover(None, sandbox)
+            return time.perf_counter() - start
+
+    alone: list[float] = []
+    together: list[float] = []
+    await listed(names[:1])  # warm the file cache
+    for _ in range(repetitions):
+        alone.append(max([await listed([name]) for name in names]))
+        together.append(await listed(names))
+    return alone, together
 
 
 async def benchmark(scale: float) -> dict[str, Any]:
@@ -111,9 +145,11 @@ async def benchmark(scale: float) -> dict[str, Any]:
             assert await raw_listing() == await discovery() == CATALOGUE + 5
             invoke = await _pairs(raw_call, act_mcp, max(20, int(1000 * scale)))
             listing = await _pairs(raw_listing, discovery, max(5, int(60 * scale)))
+    startup = await _startup(root, max(2, int(5 * scale)))
     rows = [
         _row("invoke read_note (ms)", invoke),
         _row(f"discover {CATALOGUE + 5} tools, pages of 100 (ms)", listing),
+        _row(f"start {STARTUP_SERVERS} servers, all tools listed (ms)", startup, STARTUP_TARGET_RATIO),
     ]
     return {
         "python": platform.python_version(),
@@ -125,11 +161,16 @@ async def benchmark(scale: float) -> dict[str, Any]:
 
 def print_table(report: dict[str, Any]) -> None:
     print(f"MCP overhead over stdio (median) — Python {report['python']}")
-    header = ("measure", "raw SDK", "ditto", "ditto/raw")
+    header = ("measure", "raw SDK / 1", "ditto / 8", "ratio")
     print(f"{header[0]:>42}  {header[1]:>9}  {header[2]:>9}  {header[3]:>9}")
     for row in report["results"]:
         print(f"{row['measure']:>42}  {row['raw_ms']:>9.3f}  {row['ditto_ms']:>9.3f}  {row['ratio']:>8.2f}x")
-    print(f"target: ditto/raw ≤ {report['target_ratio']:.1f}x on both — {report['verdict']}")
+    print(
+        f"targets: invoke and discovery ≤ {report['target_ratio']:.2f}x, start-up ≤ {STARTUP_TARGET_RATIO:.1f}x"
+    )
+    print(
+        f"(start-up row: the slowest server started alone, then all {STARTUP_SERVERS}) — {report['verdict']}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
