@@ -165,12 +165,9 @@ def print_table(report: dict[str, Any]) -> None:
     print(f"{header[0]:>42}  {header[1]:>9}  {header[2]:>9}  {header[3]:>9}")
     for row in report["results"]:
         print(f"{row['measure']:>42}  {row['raw_ms']:>9.3f}  {row['ditto_ms']:>9.3f}  {row['ratio']:>8.2f}x")
-    print(
-        f"targets: invoke and discovery ≤ {report['target_ratio']:.2f}x, start-up ≤ {STARTUP_TARGET_RATIO:.1f}x"
-    )
-    print(
-        f"(start-up row: the slowest server started alone, then all {STARTUP_SERVERS}) — {report['verdict']}"
-    )
+    targets = f"invoke and discovery ≤ {report['target_ratio']:.2f}x, start-up ≤ {STARTUP_TARGET_RATIO:.1f}x"
+    print(f"targets: {targets} — {report['verdict']}")
+    print(f"(start-up row: the slowest server started alone, then all {STARTUP_SERVERS} together)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
