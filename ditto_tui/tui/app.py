@@ -179,7 +179,8 @@ class DittoApp(Guarded, App[None]):
         if action == "switch_mode":
             return parameters[0] in self.mode_names
         if action == "approvals":
-            return bool(self.bridge.pending()) and self.desk.open is None
+            desk = self.desk
+            return bool(self.bridge.approver.all_pending()) and desk.open is None and desk.asking is None
         return True
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:

@@ -1,4 +1,8 @@
-"""The approval desk: pending requests shown one at a time over whatever screen is open, oldest first."""
+"""The approval desk: pending requests shown one at a time over whatever screen is open, oldest first.
+
+Tool calls open the approval view; an MCP server's sampling request, the model's answer to it and an
+elicitation open their own views; all come from the one inbox, in the order they arrived.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from textual.app import App
 from textual.worker import Worker
 
 from ditto_tui.runtime import ApprovalResolved, ExecutionEvent
-from ditto_tui.supervise import ApprovalRequest
+from ditto_tui.supervise import ApprovalRequest, InboxRequest
 from ditto_tui.tui.bridge import RunBridge
 from ditto_tui.tui.screens.approval import ApprovalModal
 
@@ -28,8 +32,15 @@ class ApprovalDesk:
         self.app = app
         self.bridge = bridge
         self.open: ApprovalModal | None = None
+        self.asking: Any = None
         self.deferred: set[str] = set()
         self._worker: Worker[None] | None = None
+        bridge.approver.on_end(self._ended)
+
+    def _ended(self, request: InboxRequest) -> None:
+        view = self.asking
+        if view is not None and view.request.request_id == request.request_id:
+            view.expire("the request ended (timed out or withdrawn)")
 
     def reopen(self) -> None:
         """Show the requests the user set aside with "later" again, oldest first."""
@@ -57,11 +68,15 @@ class ApprovalDesk:
                 return
         view.update_queue(self.bridge.pending())
 
-    def _next(self) -> ApprovalRequest | None:
-        return next((r for r in self.bridge.pending() if r.request_id not in self.deferred), None)
+    def _next(self) -> InboxRequest | None:
+        pending = self.bridge.approver.all_pending()
+        return next((r for r in pending if r.request_id not in self.deferred), None)
 
     async def _answer(self) -> None:
         while (request := self._next()) is not None:
+            if not isinstance(request, ApprovalRequest):
+                await self._answer_server(request)
+                continue
             self.open = ApprovalModal(request, self.bridge)
             try:
                 decision = await self.app.push_screen_wait(self.open)
@@ -73,3 +88,36 @@ class ApprovalDesk:
             elif not self.bridge.resolve(request.request_id, decision):
                 self.app.notify("The decision came too late: the request had already ended.", markup=False)
             self.app.refresh_bindings()
+
+    async def _answer_server(self, request: InboxRequest) -> None:
+        """A request of an MCP server (sampling, its answer, elicitation) in its own view."""
+        view = _server_view(request, self.bridge)
+        self.asking = view
+        try:
+            answer = await self.app.push_screen_wait(view)
+        finally:
+            self.asking = None
+        inbox = self.bridge.approver
+        if answer is None:
+            if inbox.get(request.request_id) is not None:
+                self.deferred.add(request.request_id)
+        elif not inbox.resolve(request.request_id, answer):
+            self.app.notify("The answer came too late: the request had already ended.", markup=False)
+        self.app.refresh_bindings()
+
+
+def _server_view(request: InboxRequest, bridge: RunBridge) -> Any:
+    """The view that answers ``request`` (its modules load only when a server asks)."""
+    from ditto_tui.supervise.mcp_requests import ElicitationRequest, SamplingRequest, SamplingResultReview
+
+    if isinstance(request, ElicitationRequest):
+        from ditto_tui.tui.screens.elicitation import ElicitationModal
+
+        return ElicitationModal(
+            request, lambda content: bridge.approver.check_arguments(request.request_id, content)
+        )
+    from ditto_tui.tui.screens.sampling import SamplingModal
+
+    if not isinstance(request, SamplingRequest | SamplingResultReview):
+        raise TypeError(f"no view answers a {request.kind!r} request")
+    return SamplingModal(request)
