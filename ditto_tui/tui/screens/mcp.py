@@ -280,6 +280,7 @@ class McpScreen(Guarded, Screen[None]):
         self.errors: dict[str, str] = {}
         self.changes: dict[str, McpToolsChanged] = {}
         self.pings: dict[str, str] = {}
+        self.log_levels: dict[str, str] = {}
         self._stop_watching: Any = None
 
     def compose(self) -> ComposeResult:
@@ -395,7 +396,7 @@ class McpScreen(Guarded, Screen[None]):
             info = self.source.server_info(server)
         except DittoError as exc:
             return Text("\n").append_text(problem_line("Reading the server info", exc))
-        return server_info_text(info, self.pings.get(server))
+        return server_info_text(info, self.pings.get(server), self.log_levels.get(server))
 
     def browse_panes(self) -> None:
         """Point the Resources and Prompts panes at the selected server; the shown one lists it."""
@@ -596,9 +597,10 @@ class McpScreen(Guarded, Screen[None]):
         try:
             await self.source.registry.set_logging_level(server, level)
         except DittoError as exc:
-            self.notify(problem_line("Setting the log level", exc).plain, severity="error", markup=False)
-            return
-        self.notify(f"Log level set to {level}.", markup=False)
+            self.log_levels[server] = problem_line("setting it", exc).plain
+        else:
+            self.log_levels[server] = f"{level} (set from here)"
+        self.show_selected()
 
     @work(exclusive=True, group="mcp-invoke", exit_on_error=False, name="invoke")
     async def invoke(self, server: str, tool: str, arguments: dict[str, Any]) -> Observation:

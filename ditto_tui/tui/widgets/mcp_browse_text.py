@@ -95,8 +95,8 @@ def capability_summary(capabilities: Mapping[str, Any]) -> Text:
     return Text(", ").join(parts) if parts else Text("none", style="dim")
 
 
-def server_info_text(info: McpServerInfo, ping: str | None) -> Text:
-    """What the server said about itself when it connected, and the last ping's round trip."""
+def server_info_text(info: McpServerInfo, ping: str | None, log_level: str | None = None) -> Text:
+    """What the server said about itself when it connected, the last ping's round trip, its log level."""
     text = Text("\nserver info\n", style="bold underline")
     _field(text, "name", info.name)
     if info.title:
@@ -105,6 +105,8 @@ def server_info_text(info: McpServerInfo, ping: str | None) -> Text:
     _field(text, "protocol version", info.protocol_version)
     if ping is not None:
         _field(text, "ping", ping)
+    if log_level is not None:
+        _field(text, "log level", log_level)
     _field(text, "capabilities", capability_summary(info.capabilities))
     if info.instructions:
         text.append("\ninstructions\n", style="bold")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.containers import VerticalScroll
+from textual.containers import Vertical
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
@@ -22,8 +22,18 @@ def problem_line(what: str, error: BaseException) -> Text:
     return line
 
 
-class McpPane(Guarded, VerticalScroll):
+class McpPane(Guarded, Vertical):
     """A pane of the MCP browser that browses one server at a time, loading it when first shown."""
+
+    DEFAULT_CSS = """
+    McpPane { height: 1fr; padding: 0 1; }
+    McpPane > .mcp-pane-status { height: auto; max-height: 4; margin-bottom: 1; }
+    McpPane > OptionList { height: auto; max-height: 12; }
+    McpPane > .mcp-pane-buttons { height: auto; }
+    McpPane > .mcp-pane-buttons > Button { margin-right: 1; }
+    McpPane > .mcp-pane-scroll { height: 1fr; }
+    McpPane > .mcp-pane-scroll > Static { height: auto; }
+    """
 
     def __init__(self, source: McpSource, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="mcp-pane")

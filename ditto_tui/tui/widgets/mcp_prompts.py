@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.suggester import Suggester
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -82,14 +82,21 @@ class McpPromptsPane(McpPane):
         self.cursor: str | None = None
         self.chosen: str | None = None
 
+    DEFAULT_CSS = """
+    McpPromptsPane #mcp-prompt-list { max-height: 8; }
+    McpPromptsPane #mcp-prompt-form-holder { height: auto; }
+    McpPromptsPane #mcp-prompt-get { margin: 1 0; }
+    """
+
     def compose(self) -> ComposeResult:
         yield Static(Text("Select a server.", style="dim"), classes="mcp-pane-status")
         yield OptionList(id="mcp-prompt-list")
-        yield Static(id="mcp-prompt-title")
-        yield Vertical(id="mcp-prompt-form-holder")
-        yield Static(id="mcp-prompt-suggestions")
-        yield Button("Get prompt", id="mcp-prompt-get", variant="primary", disabled=True)
-        yield Static(id="mcp-prompt-result")
+        with VerticalScroll(classes="mcp-pane-scroll"):
+            yield Static(id="mcp-prompt-title")
+            yield Vertical(id="mcp-prompt-form-holder")
+            yield Static(id="mcp-prompt-suggestions")
+            yield Button("Get prompt", id="mcp-prompt-get", variant="primary", compact=True, disabled=True)
+            yield Static(id="mcp-prompt-result")
 
     # -- the list -------------------------------------------------------------------------------------
 

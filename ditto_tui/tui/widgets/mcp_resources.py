@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -62,12 +62,13 @@ class McpResourcesPane(McpPane):
             placeholder="URI to read (fill in a template's {variables}); Enter reads", id="mcp-resource-uri"
         )
         with Horizontal(classes="mcp-pane-buttons"):
-            yield Button("Read", id="mcp-resource-read")
-            yield Button("Subscribe", id="mcp-resource-subscribe")
-            yield Button("Save bytes", id="mcp-resource-save")
-            yield Button("More", id="mcp-resource-more")
+            yield Button("Read", id="mcp-resource-read", compact=True)
+            yield Button("Subscribe", id="mcp-resource-subscribe", compact=True)
+            yield Button("Save bytes", id="mcp-resource-save", compact=True)
+            yield Button("More", id="mcp-resource-more", compact=True)
         yield Input(placeholder="file name under the workspace; Enter saves", id="mcp-save-name")
-        yield Static(id="mcp-resource-content")
+        with VerticalScroll(classes="mcp-pane-scroll"):
+            yield Static(id="mcp-resource-content")
 
     # -- the list -------------------------------------------------------------------------------------
 
