@@ -490,3 +490,7 @@ class McpCapability(ContractModel):
     input_schema: JsonObjectField | None = Field(default=None, description="JSON Schema of the arguments.")
     output_schema: JsonObjectField | None = Field(default=None, description="JSON Schema of the result.")
     annotations: JsonObjectField | None = Field(default=None, description="MCP tool annotations, if sent.")
+    title: Text | None = Field(default=None, description="The tool's display title, if the server sent one.")
+    unsupported: Text | None = Field(
+        default=None, description="Why this client cannot call the tool (it is listed, never invoked)."
+    )

@@ -25,7 +25,8 @@ from ditto_tui.interaction.mcp import connection
 from ditto_tui.interaction.mcp.watch import CallWatch
 from ditto_tui.runtime import create_ditto
 from ditto_tui.sandbox import Sandbox
-from tests.mcp.mcp_helpers import free_port, http_server, node_server, sandbox
+from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalPolicy, ApprovalRequest
+from tests.mcp.mcp_helpers import free_port, http_server, node_server, python_server, sandbox
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -326,3 +327,41 @@ async def test_progress_of_an_act_mcp_invoke_becomes_mcp_progress_events(tmp_pat
     assert {(item["server"], item["tool"], item["call_id"]) for item in progress} == {
         ("everything", "trigger-long-running-operation", "p1")
     }
+
+
+# -- tools this client cannot call -----------------------------------------------------------------------
+
+
+class Recording:
+    """An approver that approves and records every request put to it."""
+
+    def __init__(self) -> None:
+        self.requests: list[ApprovalRequest] = []
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.requests.append(request)
+        return ApprovalDecision(kind="approve")
+
+
+async def test_a_tool_that_requires_tasks_is_listed_as_unsupported_and_refused_before_any_ask(
+    tmp_path: Path,
+) -> None:
+    approver = Recording()
+    gate = ApprovalGate(policy=ApprovalPolicy([{"mcp": "raw:*", "decision": "ask"}]), approver=approver)
+    entries = {"raw": python_server("raw.py", "tasks")}
+    async with open_mcp_servers(entries, log_dir=tmp_path / "logs") as opened:
+        worker = create_interaction_worker(mcp=opened, approval=gate)
+        async with create_ditto(sandbox={"mcp": ["raw"]}, workspace=tmp_path, workers=[worker]) as runtime:
+            listed = await runtime.invoke("INTERACTION.ACT.MCP", {"operation": "discover", "server": "raw"})
+            call = {"id": "t1", "name": "background", "arguments": {}}
+            done = await runtime.invoke(
+                "INTERACTION.ACT.MCP", {"operation": "invoke", "server": "raw", "call": call}
+            )
+    found = {tool.name: tool for tool in listed.capabilities}
+    assert found["plain"].title == "Plain tool" and found["plain"].unsupported is None
+    assert found["either"].unsupported is None  # optional task support: called the ordinary way
+    assert found["background"].unsupported is not None and "taskSupport" in found["background"].unsupported
+    result = done.result
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code == "MCP_TOOL_UNSUPPORTED" and "task" in result.error.message
+    assert approver.requests == []  # refused before anything was put to the person

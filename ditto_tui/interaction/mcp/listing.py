@@ -95,10 +95,30 @@ def _unknown(_name: str) -> None:
     return None
 
 
+TASKS_UNSUPPORTED = (
+    "it must run as a task (execution.taskSupport: required), and task-augmented calls are not supported"
+)
+
+
+def _unsupported(tool: Mapping[str, Any]) -> str | None:
+    """Why the client cannot call ``tool``: only a tool that requires task augmentation, for now."""
+    execution = tool.get("execution")
+    if isinstance(execution, Mapping) and execution.get("taskSupport") == "required":
+        return TASKS_UNSUPPORTED
+    return None
+
+
+def _title(tool: Mapping[str, Any]) -> str | None:
+    title = tool.get("title")
+    return title if isinstance(title, str) and title else None
+
+
 def _unchanged(previous: McpCapability, tool: Mapping[str, Any]) -> bool:
     """Whether a listed tool is exactly the capability already known (so it need not be validated again)."""
     return (
         previous.description == tool.get("description")
+        and previous.title == _title(tool)
+        and previous.unsupported == _unsupported(tool)
         and previous.input_schema == tool.get("inputSchema", tool.get("input_schema"))
         and previous.output_schema == tool.get("outputSchema", tool.get("output_schema"))
         and previous.annotations == tool.get("annotations")
@@ -132,6 +152,8 @@ def capability(server: str, tool: Any, known: Known = _unknown) -> McpCapability
                 "input_schema": schema,
                 "output_schema": output_schema,
                 "annotations": tool.get("annotations"),
+                "title": _title(tool),
+                "unsupported": _unsupported(tool),
             }
         )
     except pydantic.ValidationError as exc:

@@ -102,6 +102,11 @@ def _changed_tool(call: ToolCall, source: str) -> ExternalResult:
     return _ended(call, source, "failed", InteractionError(code="MCP_TOOL_CHANGED", message=message))
 
 
+def _unsupported_tool(call: ToolCall, source: str, reason: str) -> ExternalResult:
+    message = f"MCP tool {call.name!r} cannot be called: {reason}"
+    return _ended(call, source, "failed", InteractionError(code="MCP_TOOL_UNSUPPORTED", message=message))
+
+
 def _parse_call(call: Mapping[str, Any]) -> ToolCall:
     try:
         return ToolCall.model_validate(call)
@@ -443,6 +448,9 @@ class McpRegistry:
             await self._settled(server)
         if self._catalog.changed(server, parsed.name) is not None:
             return _changed_tool(parsed, f"{server}:{parsed.name}")
+        known = self._catalog.known(server, parsed.name)
+        if known is not None and known.unsupported is not None:
+            return _unsupported_tool(parsed, f"{server}:{parsed.name}", known.unsupported)
         if self._gate is not None:
             return await self._gate.invoke_mcp(self, server, parsed, sandbox, signal, context)
         return await self._call(server, parsed, signal, context)

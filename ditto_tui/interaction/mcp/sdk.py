@@ -94,6 +94,10 @@ def _tool(tool: Tool) -> dict[str, Any]:
         entry["outputSchema"] = tool.output_schema
     if tool.annotations is not None:
         entry["annotations"] = tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if tool.title is not None:
+        entry["title"] = tool.title
+    if tool.execution is not None:
+        entry["execution"] = tool.execution.model_dump(mode="json", by_alias=True, exclude_none=True)
     return entry
 
 

@@ -99,6 +99,11 @@ def tools(mode: str, count: int) -> list[dict[str, Any]]:
         "evil-text": lambda: [tool("plain", EVIL_TEXT)],
         "long-text": lambda: [tool("verbose", "x" * count)],
         "long-name": lambda: [tool("n" * count)],
+        "tasks": lambda: [
+            {**tool("plain"), "title": "Plain tool"},
+            {**tool("background"), "title": "Runs as a task", "execution": {"taskSupport": "required"}},
+            {**tool("either"), "execution": {"taskSupport": "optional"}},
+        ],
     }
     return listings.get(mode, lambda: [tool("echo")])()
 
