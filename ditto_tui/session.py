@@ -8,6 +8,7 @@ the :class:`RunSession` it yields instead of wiring its own.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -186,6 +187,7 @@ async def _mcp_servers(
         yield McpRegistry(**config.mcp.registry_kwargs())
         return
     from ditto_tui.interaction import open_mcp_servers
+    from ditto_tui.interaction.mcp.connect import AUTO_RECONNECT_DELAYS
 
     async with open_mcp_servers(
         config.mcp.servers,
@@ -198,5 +200,15 @@ async def _mcp_servers(
         secrets=config.secret_values(),
         wait=wait,
         client_requests=requests,
+        reconnect_delays=AUTO_RECONNECT_DELAYS,
     ) as mcp:
+        announcing: set[asyncio.Task[list[str]]] = set()
+
+        def announce() -> None:
+            """Tell the connected servers, in the background, that the roots changed."""
+            task = asyncio.get_running_loop().create_task(mcp.roots_changed())
+            announcing.add(task)
+            task.add_done_callback(announcing.discard)
+
+        requests.on_roots_changed(announce)
         yield mcp

@@ -23,6 +23,7 @@ from ditto_tui.infer import create_scripted_provider
 from ditto_tui.interaction import McpRegistry, open_mcp_servers
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph
+from ditto_tui.session import open_runtime
 from ditto_tui.supervise import Inbox, QueueApprover, StaticApprover
 from ditto_tui.supervise.journal import CLIENT_REQUESTS_PLAN, RunJournal, read_journal
 from ditto_tui.supervise.mcp_requests import (
@@ -278,3 +279,28 @@ def test_policy_keys_default_and_refuse_nonsense() -> None:
     assert parse_config_text("mcp:\n  sampling: approve\n", {}, name="ditto.yaml").mcp.sampling == "approve"
     with pytest.raises(ConfigError, match=r"ditto.yaml:3: mcp.elicitation: "):
         parse_config_text("mcp:\n  sampling: deny\n  elicitation: accept\n", {}, name="ditto.yaml")
+
+
+async def test_a_changed_workspace_is_announced_to_the_servers_of_a_session(tmp_path: Path) -> None:
+    text = (
+        "sandbox:\n  mcp: [everything]\n"
+        "mcp:\n  servers:\n    everything:\n      command: {}\n      args: [stdio]\n"
+    )
+    command = node_server("mcp-server-everything")["command"]
+    config = parse_config_text(text.format(json.dumps(command)), {}, name="ditto.yaml")
+    program = Program(name="noop", description="", plan=graph("noop"))
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    async with open_runtime(
+        program, config, tmp_path, approver=StaticApprover("allow"), journal=False
+    ) as session:
+        registry = session.mcp
+        await until_listed(registry, tmp_path)
+        session.client_requests.change_workspace(moved)
+        for _ in range(50):
+            result = await call(registry, tmp_path, "get-roots-list")
+            if moved.resolve().as_uri() in text_of(result):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the server never saw the changed roots")
