@@ -21,7 +21,7 @@ from ditto_tui.contracts import ExternalResult
 from ditto_tui.demo.servers import demo_server_args
 from ditto_tui.errors import McpError
 from ditto_tui.interaction import McpRegistry, create_interaction_worker, open_mcp_servers
-from ditto_tui.interaction.mcp import connection
+from ditto_tui.interaction.mcp import McpOfferChanged, connection
 from ditto_tui.interaction.mcp.watch import CallWatch
 from ditto_tui.runtime import create_ditto
 from ditto_tui.sandbox import Sandbox
@@ -365,3 +365,29 @@ async def test_a_tool_that_requires_tasks_is_listed_as_unsupported_and_refused_b
     assert result.status == "failed" and result.error is not None
     assert result.error.code == "MCP_TOOL_UNSUPPORTED" and "task" in result.error.message
     assert approver.requests == []  # refused before anything was put to the person
+
+
+# -- what a server says changed --------------------------------------------------------------------------
+
+
+async def test_updates_of_a_subscribed_resource_reach_the_listeners(
+    registry: McpRegistry, box: Sandbox
+) -> None:
+    seen: list[McpOfferChanged] = []
+    unsubscribe = registry.on_offer_change(seen.append)
+    try:
+        listed = await registry.list_resources("everything")
+        uri = listed["resources"][0]["uri"]
+        await registry.subscribe_resource("everything", uri)
+        toggle = {"id": "u1", "name": "toggle-subscriber-updates", "arguments": {}}
+        assert (await registry.invoke("everything", toggle, box)).status == "success"
+        try:
+            async with asyncio.timeout(15):
+                while not any(change.kind == "resource" and change.uri == uri for change in seen):
+                    await asyncio.sleep(0.1)
+        finally:
+            await registry.invoke("everything", {**toggle, "id": "u2"}, box)
+            await registry.unsubscribe_resource("everything", uri)
+    finally:
+        unsubscribe()
+    assert all(change.server == "everything" for change in seen)

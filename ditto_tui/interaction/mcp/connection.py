@@ -18,6 +18,9 @@ from mcp.types import (
     Implementation,
     InitializeResult,
     LoggingMessageNotificationParams,
+    PromptListChangedNotification,
+    ResourceListChangedNotification,
+    ResourceUpdatedNotification,
     ToolListChangedNotification,
 )
 
@@ -42,6 +45,7 @@ from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.signal import CancelSignal
 
 _CLOSE_SECONDS = 10.0
+_URI_LIMIT = 4096
 
 IDLE_PING_SECONDS = 15.0
 """How often a connected HTTP server is pinged to notice that it went away."""
@@ -338,6 +342,12 @@ class Connection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, ToolListChangedNotification):
             self.registry.tools_list_changed(self.server)
+        elif isinstance(message, ResourceUpdatedNotification):
+            self.registry.offer_changed(self.server, "resource", str(message.params.uri)[:_URI_LIMIT])
+        elif isinstance(message, ResourceListChangedNotification):
+            self.registry.offer_changed(self.server, "resources")
+        elif isinstance(message, PromptListChangedNotification):
+            self.registry.offer_changed(self.server, "prompts")
         elif isinstance(message, Exception) and self._sink is not None:
             self._sink.note_limited(f"transport error: {message}")
 

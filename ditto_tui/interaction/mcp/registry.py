@@ -54,6 +54,7 @@ __all__ = [
     "McpInput",
     "McpInvocation",
     "McpInvokeInput",
+    "McpOfferChanged",
     "McpRegistry",
     "McpServerInfo",
     "map_tool_result",
@@ -75,6 +76,19 @@ TOOLS_CHANGED_EVENT = "mcp_tools_changed"
 
 ChangeListener = Callable[[McpToolsChanged], object]
 StatusListener = Callable[[McpServerStatus], object]
+
+
+@dataclasses.dataclass(frozen=True)
+class McpOfferChanged:
+    """A server said something it offers changed: ``kind`` is ``resources`` or ``prompts`` (its list
+    changed), or ``resource`` (the subscribed resource ``uri`` was updated)."""
+
+    server: str
+    kind: str
+    uri: str | None = None
+
+
+OfferListener = Callable[[McpOfferChanged], object]
 
 
 def _positive(name: str, value: int) -> int:
@@ -155,6 +169,7 @@ class McpRegistry:
         self._discovery_errors: dict[str, str] = {}
         self._change_listeners: list[ChangeListener] = []
         self._status_listeners: list[StatusListener] = []
+        self._offer_listeners: list[OfferListener] = []
         self._stale: set[str] = set()
         self._refreshing: dict[str, asyncio.Task[None]] = {}
         self._reconnectors: dict[str, Callable[[], Awaitable[McpClient]]] = {}
@@ -231,6 +246,16 @@ class McpRegistry:
     def on_status(self, callback: StatusListener) -> Callable[[], bool]:
         """Call ``callback(McpServerStatus)`` whenever a server's connection state changes."""
         return _subscribe(self._status_listeners, callback)
+
+    def on_offer_change(self, callback: OfferListener) -> Callable[[], bool]:
+        """Call ``callback(McpOfferChanged)`` when a server's resources or prompts list changes, or a
+        resource subscribed to with :meth:`subscribe_resource` is updated (the browser reloads it)."""
+        return _subscribe(self._offer_listeners, callback)
+
+    def offer_changed(self, server: str, kind: str, uri: str | None = None) -> None:
+        """A server's notification that ``kind`` changed (the connection calls this); listeners are told."""
+        if server in self._clients:
+            _notify(self._offer_listeners, McpOfferChanged(server, kind, uri))
 
     def status(self, server: str) -> McpServerStatus | None:
         """How ``server`` stands, with its discovery figures; ``None`` for a server it has never heard of.
