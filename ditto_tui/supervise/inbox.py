@@ -169,7 +169,7 @@ class Inbox:
         """Queue ``request`` and wait for its answer, at most ``timeout`` seconds.
 
         Returns the answer (for a tool call an :class:`ApprovalDecision`), ``"timeout"``, or ``"withdrawn"``
-        (withdrawn, or ``signal`` cancelled). An answerer consulted for the request must answer its kind.
+        (withdrawn, or ``signal`` cancelled). The answerer is consulted for tool calls only.
         ``check`` validates edited arguments for :meth:`check_arguments`. The request leaves the inbox
         however the wait ends, cancellation of the asking task included.
         """
@@ -177,7 +177,9 @@ class Inbox:
         entry = _Entry(request, loop.create_future(), loop.create_future(), check)
         self._entries[request.request_id] = entry
         _notify(self._added, request)
-        answering = asyncio.ensure_future(self._consult(entry)) if self.answerer is not None else None
+        # The answerer port decides tool calls; a request of another kind waits for whoever answers it.
+        consult = self.answerer is not None and isinstance(request, ApprovalRequest)
+        answering = asyncio.ensure_future(self._consult(entry)) if consult else None
         watching = asyncio.ensure_future(signal.wait()) if signal is not None else None
         waits = {entry.answered, entry.withdrawn} | ({watching} if watching is not None else set())
         try:

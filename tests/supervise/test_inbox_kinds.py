@@ -77,3 +77,20 @@ async def test_withdrawing_a_request_of_any_kind_ends_it_unanswered() -> None:
     await asyncio.sleep(0)
     assert inbox.withdraw("p1")
     assert await waiting == "withdrawn" and inbox.all_pending() == []
+
+
+async def test_an_automatic_answerer_is_given_tool_calls_only() -> None:
+    given: list[ApprovalRequest] = []
+
+    class Approving:
+        async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+            given.append(request)
+            return ApprovalDecision(kind="approve")
+
+    inbox = Inbox(Approving())
+    assert (await inbox.ask(_tool_request("t1"))).kind == "approve"
+    pause = asyncio.ensure_future(inbox.ask(PauseRequest("p1", "plan")))
+    await asyncio.sleep(0.01)
+    assert [request.request_id for request in given] == ["t1"]  # the pause waits for its own answer
+    assert inbox.resolve("p1", PauseAnswer("continue"))
+    assert (await pause).action == "continue"
