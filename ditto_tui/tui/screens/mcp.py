@@ -282,6 +282,8 @@ class McpScreen(Guarded, Screen[None]):
         self.pings: dict[str, str] = {}
         self.log_levels: dict[str, str] = {}
         self._stop_watching: Any = None
+        self._discovering: set[str] = set()
+        self._discover_again: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -569,16 +571,35 @@ class McpScreen(Guarded, Screen[None]):
 
     # -- workers --------------------------------------------------------------------------------------
 
-    @work(exclusive=True, group="mcp-discover", exit_on_error=False, name="discover")
-    async def discover(self, names: list[str]) -> None:
-        """Discover each server through the runtime; each one's failure is kept to show beside it."""
+    def discover(self, names: list[str]) -> None:
+        """Discover each server through the runtime, each in a worker of its own.
+
+        One server's discovery never cancels another's (servers that finish starting one after the other
+        each ask for theirs); asking again for a server being discovered runs once more after it.
+        """
         for name in names:
-            try:
-                await self.source.discover(name)
-            except DittoError as exc:
-                self.errors[name] = public_message_from_exception(exc)
+            if name in self._discovering:
+                self._discover_again.add(name)
             else:
-                self.errors.pop(name, None)
+                self._discovering.add(name)
+                self._discover_server(name)
+
+    @work(group="mcp-discover", exit_on_error=False, name="discover")
+    async def _discover_server(self, name: str) -> None:
+        """Discover one server; its failure is kept to show beside it."""
+        try:
+            while True:
+                self._discover_again.discard(name)
+                try:
+                    await self.source.discover(name)
+                except DittoError as exc:
+                    self.errors[name] = public_message_from_exception(exc)
+                else:
+                    self.errors.pop(name, None)
+                if name not in self._discover_again:
+                    break
+        finally:
+            self._discovering.discard(name)
 
     @work(group="mcp-ping", exit_on_error=False, name="ping")
     async def ping(self, server: str) -> None:
