@@ -18,6 +18,7 @@ from ditto_tui.supervise import ApprovalDecision, QueueApprover, StaticApprover
 from ditto_tui.tui.mcp_source import McpSource, open_mcp_source
 from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.screens.mcp import McpScreen
+from tests.mcp.mcp_helpers import python_server
 from tests.tui.browser_fixtures import (
     NOTES_TOOLS,
     FakeMcpServer,
@@ -289,3 +290,39 @@ def test_mcp_invoke_snapshot(snap_compare: Any) -> None:
 
     app = ScreenApp(lambda: McpScreen(source))
     assert snap_compare(app, terminal_size=(120, 36), run_before=invoke)
+
+
+async def test_tool_titles_show_and_an_unsupported_tool_is_marked_and_not_invoked(tmp_path: Path) -> None:
+    config = runtime_config(
+        {
+            "sandbox": {"mcp": ["raw"]},
+            "mcp": {"servers": {"raw": python_server("raw.py", "tasks")}},
+            "approval": {"rules": [{"mcp": "raw:*", "decision": "allow"}]},
+        }
+    )
+    async with open_mcp_source(config, tmp_path, QueueApprover(), log_dir=tmp_path / "logs") as source:
+        app = ScreenApp(lambda: McpScreen(source))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            lines = _tree_lines(app)
+            assert any(line.startswith("  plain  Plain tool  allow") for line in lines)
+            assert any(line.startswith("  background  Runs as a task  unsupported") for line in lines)
+            assert any(line.startswith("  either  allow") for line in lines)
+            await _select(app, pilot, "background")
+            await pilot.pause()
+            reason = source.tool("raw", "background")
+            assert reason is not None and reason.unsupported
+            assert f"⊘ unsupported: {reason.unsupported[:30]}" in screen_text(app)
+            await pilot.press("i")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, McpScreen)
+            assert screen.tabs.active != "mcp-tab-invoke" and screen.form_for is None
+            assert any(
+                note.message.startswith("background cannot be invoked: ") for note in app._notifications
+            )
+            await _select(app, pilot, "either")
+            await pilot.press("i")
+            await pilot.pause()
+            assert screen.tabs.active == "mcp-tab-invoke" and screen.form_for == ("raw", "either")

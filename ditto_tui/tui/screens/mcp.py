@@ -102,7 +102,13 @@ def _hints(capability: McpCapability) -> list[str]:
 def _tool_label(capability: McpCapability, verdict: Verdict, changed: bool) -> Text:
     label = Text("⚠ ", style="bold yellow") if changed else Text()
     label.append_text(render_untrusted(capability.name, newlines="visible"))
+    if capability.title:
+        label.append("  ")
+        label.append_text(render_untrusted(capability.title, newlines="visible", style="italic"))
     label.append("  ")
+    if capability.unsupported:
+        label.append("unsupported", style="dim red")
+        return label
     label.append(verdict.decision, style=_DECISION_STYLES[verdict.decision])
     for hint in _hints(capability):
         if hint in ("read-only", "destructive"):
@@ -150,7 +156,14 @@ def server_detail(
 def tool_detail(capability: McpCapability, verdict: Verdict, change: McpToolChange | None) -> Text:
     """Everything about one tool: description, annotations, approval rule, change, schemas."""
     text = render_untrusted(f"{capability.server}:{capability.name}", newlines="visible", style="bold")
+    if capability.title:
+        text.append("  ")
+        text.append_text(render_untrusted(capability.title, newlines="visible", style="italic"))
     text.append("\n\n")
+    if capability.unsupported:
+        text.append("⊘ unsupported: ", style="bold red")
+        text.append_text(render_untrusted(capability.unsupported, newlines="visible", style="red"))
+        text.append("\n(listed only: it cannot be invoked from here)\n\n", style="dim")
     if capability.description:
         text.append_text(render_untrusted(capability.description))
     else:
@@ -491,10 +504,23 @@ class McpScreen(Guarded, Screen[None]):
         if self.selected is None or self.selected[1] is None:
             self.notify("Select a tool first.", severity="warning")
             return
+        if self._refuse_unsupported(self.selected):
+            return
         self.tabs.active = "mcp-tab-invoke"
         await self._build_form(self.selected)
         form = self.form_holder.query(SchemaForm).first()
         form.focus_first()
+
+    def _refuse_unsupported(self, ref: NodeRef) -> bool:
+        """Say in one line why a tool the client cannot call is not invoked; whether it is one."""
+        server, tool = ref
+        capability = self.source.tool(server, tool) if tool is not None else None
+        if capability is None or not capability.unsupported:
+            return False
+        message = render_untrusted(f"{tool} cannot be invoked: ", newlines="visible")
+        message.append_text(render_untrusted(capability.unsupported, newlines="visible"))
+        self.notify(message.plain, severity="warning", markup=False)
+        return True
 
     async def _build_form(self, ref: NodeRef) -> None:
         if self.form_for == ref and self.form_holder.query(SchemaForm):
@@ -532,7 +558,7 @@ class McpScreen(Guarded, Screen[None]):
         if self.form_for is None:
             return
         server, tool = self.form_for
-        if tool is None:
+        if tool is None or self._refuse_unsupported(self.form_for):
             return
         verdict = self.source.verdict(server, tool)
         waiting = Text("Calling… ", style="bold")

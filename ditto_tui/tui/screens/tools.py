@@ -186,7 +186,14 @@ def _mcp_detail(row: McpToolRow) -> Text:
     capability = row.capability
     text = Text()
     text.append_text(render_untrusted(f"{row.server}:{capability.name}", newlines="visible", style="bold"))
+    if capability.title:
+        text.append("  ")
+        text.append_text(render_untrusted(capability.title, newlines="visible", style="italic"))
     text.append("\n\n")
+    if capability.unsupported:
+        text.append("unsupported: ", style="bold red")
+        text.append_text(render_untrusted(capability.unsupported, newlines="visible", style="red"))
+        text.append("\n\n")
     description = capability.description
     text.append_text(render_untrusted(description) if description else Text("(no description)", style="dim"))
     text.append("\n\n")
@@ -211,6 +218,11 @@ def _cells(row: ToolRow | McpToolRow) -> tuple[Text, Text, Text, Text]:
         name = render_untrusted(row.definition.name, newlines="visible")
         return name, Text(", ".join(row.definition.effects) or "none"), _approval_cell(row), permitted
     name = render_untrusted(f"{row.server}:{row.capability.name}", newlines="visible")
+    if row.capability.title:
+        name.append("  ")
+        name.append_text(render_untrusted(row.capability.title, newlines="visible", style="italic"))
+    if row.capability.unsupported:
+        name.append("  unsupported", style="dim red")
     return name, Text(_hints_text(row.capability), style="dim"), _approval_cell(row), permitted
 
 
