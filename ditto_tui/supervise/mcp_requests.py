@@ -39,6 +39,11 @@ _SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "
 _STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "max_tokens": "maxTokens"}
 _URL_SCHEMES = ("http", "https")
 
+NO_MODEL = (
+    "refused: no model is configured to answer sampling requests "
+    "(set infer.provider: openai with infer.baseUrl and infer.model, or infer.script)"
+)
+
 
 # -- the requests and their answers ----------------------------------------------------------------------
 
@@ -296,6 +301,10 @@ class McpRequests:
         request = _sampling_request(self._new_id("sampling"), server, params)
         if self.unattended:
             return await self._sample_by_policy(request)
+        if self.provider is None:  # nothing could answer: refuse now, not after the person approved
+            self._record(server, "sampling", "failed", "policy", params=params, reason="no model configured")
+            self._tell(server, f"for a model answer ({len(request.messages)} message(s))", NO_MODEL)
+            raise McpError(NO_MODEL)
         answer = await self.inbox.ask(request, timeout=self.timeout)
         if not isinstance(answer, SamplingAnswer):
             self._record(server, "sampling", "timeout", "timeout", params=params)
@@ -324,7 +333,7 @@ class McpRequests:
     async def _sample(self, server: str, params: Mapping[str, Any]) -> dict[str, Any]:
         if self.provider is None:
             self._record(server, "sampling_result", "failed", "policy", reason="no model configured")
-            raise McpError("no model is configured to answer sampling requests (infer:)")
+            raise McpError(NO_MODEL)
         try:
             turn = await self.provider.sample(_infer_messages(params), [])
         except DittoError as exc:

@@ -304,3 +304,19 @@ async def test_a_changed_workspace_is_announced_to_the_servers_of_a_session(tmp_
             await asyncio.sleep(0.1)
         else:
             raise AssertionError("the server never saw the changed roots")
+
+
+async def test_with_no_model_sampling_is_refused_at_once_and_nobody_is_asked(
+    tmp_path: Path, journal: RunJournal
+) -> None:
+    inbox = Inbox()
+    asked: list[Any] = []
+    inbox.on_request(asked.append)
+    handler = McpRequests(inbox=inbox, workspace=tmp_path, recorder=journal, provider=None)
+    async with open_mcp_servers(everything(), log_dir=tmp_path / "logs", client_requests=handler) as registry:
+        await until_listed(registry, tmp_path)
+        sampled = await call(registry, tmp_path, "trigger-sampling-request", prompt="hi")
+    assert "no model is configured" in json.dumps(sampled.model_dump(mode="json")) and "infer." in json.dumps(
+        sampled.model_dump(mode="json")
+    )
+    assert asked == []
