@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input, OptionList, Select, Static, Tree
 
+from ditto_tui.contracts import ToolCall
 from ditto_tui.demo.servers import demo_server_entry
 from ditto_tui.supervise import StaticApprover
 from ditto_tui.tui.mcp_source import McpSource, open_mcp_source
@@ -345,3 +346,32 @@ async def test_a_server_that_lists_nothing_and_one_not_connected(source: McpSour
         await _open(app, pilot, "elsewhere")
         await pilot.press("e")
         await _shows(pilot, "The server is not connected")
+
+
+async def test_a_subscribed_resource_that_the_server_updates_is_read_again_and_marked(
+    source: McpSource,
+) -> None:
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 50)) as pilot:
+        await _open(app, pilot, "everything")
+        await pilot.press("e")
+        await _shows(pilot, "7 resources, 2 templates")
+        listing = app.screen.query_one("#mcp-resource-list", OptionList)
+        await _highlight(pilot, listing, "resources:1")
+        await pilot.press("enter")
+        await _shows(pilot, "Read demo://resource/static/document/extension.md")
+        await pilot.press("u")
+        await _shows(pilot, "Subscribed to demo://resource/static/document/extension.md")
+        call = ToolCall(id="toggle-1", name="toggle-subscriber-updates", arguments={})
+        box = source.runtime.services.sandbox
+        result = await source.registry.invoke_unguarded("everything", call, box)
+        assert result.status == "success", result.error
+        content = app.screen.query_one("#mcp-resource-content", Static)
+        await wait_until(pilot, lambda: str(content.render()).startswith("updated "), timeout=15)
+        assert "demo://resource/static/document/extension.md" in str(content.render())
+        option = next(
+            listing.get_option_at_index(index)
+            for index in range(listing.option_count)
+            if listing.get_option_at_index(index).id == "resources:1"
+        )
+        assert "◉ extension.md" in str(option.prompt) and "updated " in str(option.prompt)

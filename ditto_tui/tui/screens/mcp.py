@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from ditto_tui.contracts import McpCapability, Observation
 from ditto_tui.errors import DittoError
+from ditto_tui.interaction.mcp import McpOfferChanged
 from ditto_tui.interaction.mcp.drift import McpToolChange, McpToolsChanged
 from ditto_tui.interaction.mcp.status import McpServerStatus
 from ditto_tui.sanitize import public_message_from_exception
@@ -66,6 +67,10 @@ class ToolsChanged(Message):
     def __init__(self, change: McpToolsChanged) -> None:
         super().__init__()
         self.change = change
+
+
+class OffersChanged(Message):
+    """Servers said their resources or prompts changed (what they said waits in the screen's queue)."""
 
 
 class ServerStatusChanged(Message):
@@ -296,6 +301,8 @@ class McpScreen(Guarded, Screen[None]):
         self.log_levels: dict[str, str] = {}
         self._stop_watching: Any = None
         self._discovering: set[str] = set()
+        self._offers: set[tuple[str, str, str | None]] = set()
+        self._stop_offers: Any = None
         self._discover_again: set[str] = set()
 
     def compose(self) -> ComposeResult:
@@ -324,6 +331,7 @@ class McpScreen(Guarded, Screen[None]):
             lambda change: self.post_message(ToolsChanged(change)),
             lambda status: self.post_message(ServerStatusChanged(status)),
         )
+        self._stop_offers = self.source.registry.on_offer_change(self._offer_heard)
         self.invoke_title.update(Text("Select a tool to invoke it.", style="dim"))
         self.rebuild_tree()
         self.server_tree.focus()
@@ -333,6 +341,23 @@ class McpScreen(Guarded, Screen[None]):
     def on_unmount(self) -> None:
         if self._stop_watching is not None:
             self._stop_watching()
+        if self._stop_offers is not None:
+            self._stop_offers()
+
+    def _offer_heard(self, change: McpOfferChanged) -> None:
+        """Queue what a server said; a burst of notifications is handled once, in the message pump."""
+        first = not self._offers
+        self._offers.add((change.server, change.kind, change.uri))
+        if first:
+            self.post_message(OffersChanged())
+
+    @on(OffersChanged)
+    def _offers_changed(self) -> None:
+        offers, self._offers = self._offers, set()
+        for pane in self.query(McpPane):
+            for server, kind, uri in sorted(offers, key=lambda offer: (offer[0], offer[1], offer[2] or "")):
+                if pane.server == server:
+                    pane.offer_changed(kind, uri)
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         """The browser's actions for the palette (fixed titles; server names come from McpCommands)."""

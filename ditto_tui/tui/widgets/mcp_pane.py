@@ -69,6 +69,9 @@ class McpPane(Guarded, Vertical):
     def load(self, server: str) -> None:
         """List what ``server`` offers (in a worker)."""
 
+    def offer_changed(self, kind: str, uri: str | None) -> None:
+        """The browsed server said ``kind`` changed (``resources``, ``prompts``, or ``resource`` ``uri``)."""
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A request that failed in an unexpected way is one line, like the expected failures."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:

@@ -129,6 +129,26 @@ class McpPromptsPane(McpPane):
         self.cursor = cursor if isinstance(cursor, str) else None
         self._show_list()
 
+    @work(exclusive=True, group="mcp-prompts-relist", exit_on_error=False, name="listing")
+    async def relist(self, server: str) -> None:
+        """List the first page of prompts again (the server said its list changed)."""
+        try:
+            page = await self.source.registry.list_prompts(server, None)
+        except DittoError as exc:
+            self.say(problem_line("Listing prompts again", exc))
+            return
+        if server != self.server:
+            return
+        self.prompts = [item for item in page.get("prompts") or [] if isinstance(item, Mapping)]
+        cursor = page.get("nextCursor")
+        self.cursor = cursor if isinstance(cursor, str) else None
+        self._show_list()
+
+    def offer_changed(self, kind: str, uri: str | None) -> None:
+        """Relist when the server's prompts changed."""
+        if kind == "prompts" and self.server is not None and self.loaded_for == self.server:
+            self.relist(self.server)
+
     def _show_list(self) -> None:
         listing = self.query_one("#mcp-prompt-list", OptionList)
         highlighted = listing.highlighted

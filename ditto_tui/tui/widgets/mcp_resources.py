@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
@@ -54,6 +55,8 @@ class McpResourcesPane(McpPane):
         self.contents: list[ReadContent] = []
         self.read_uri: str | None = None
         self.subscribed: set[str] = set()
+        self.updated: dict[str, str] = {}
+        """When each subscribed resource was last said to be updated (HH:MM:SS), by URI."""
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Select a server.", style="dim"), classes="mcp-pane-status")
@@ -77,6 +80,7 @@ class McpResourcesPane(McpPane):
         self.cursors = {"resources": None, "templates": None}
         self.contents, self.read_uri = [], None
         self.subscribed = set()
+        self.updated = {}
         self.query_one("#mcp-resource-list", OptionList).clear_options()
         self.query_one("#mcp-resource-content", Static).update("")
         self.query_one("#mcp-save-name", Input).display = False
@@ -94,7 +98,11 @@ class McpResourcesPane(McpPane):
             key = "uri" if kind == "resources" else "uriTemplate"
             for index, item in enumerate(self.items[kind]):
                 marked = kind == "resources" and item.get("uri") in self.subscribed
-                options.append(Option(item_label(item, key=key, marked=marked), id=f"{kind}:{index}"))
+                label = item_label(item, key=key, marked=marked)
+                when = self.updated.get(str(item.get("uri"))) if marked else None
+                if when:
+                    label.append(f"  updated {when}", style="green")
+                options.append(Option(label, id=f"{kind}:{index}"))
             if self.cursors[kind] is not None:
                 options.append(Option(Text(f"… more {kind} (m)", style="italic"), id=f"more:{kind}"))
             if not self.items[kind]:
@@ -135,6 +143,38 @@ class McpResourcesPane(McpPane):
         self._show_list()
         if problems:
             self.say(Text("\n").join(problems))
+
+    @work(exclusive=True, group="mcp-resources-relist", exit_on_error=False, name="listing")
+    async def relist(self, server: str) -> None:
+        """List the first page of resources and templates again (the server said its list changed)."""
+        pages: dict[Kind, Mapping[str, Any]] = {}
+        try:
+            pages["resources"] = await self.source.registry.list_resources(server, None)
+            pages["templates"] = await self.source.registry.list_resource_templates(server, None)
+        except DittoError as exc:
+            self.say(problem_line("Listing resources again", exc))
+            return
+        if server != self.server:
+            return
+        for kind, page in pages.items():
+            listed = page.get(_KEYS[kind])
+            self.items[kind] = [item for item in listed or [] if isinstance(item, Mapping)]
+            cursor = page.get("nextCursor")
+            self.cursors[kind] = cursor if isinstance(cursor, str) else None
+        self._show_list()
+
+    def offer_changed(self, kind: str, uri: str | None) -> None:
+        """Relist when the server's resources changed; re-read a shown subscribed resource it updated."""
+        server = self.server
+        if server is None or self.loaded_for != server:
+            return
+        if kind == "resources":
+            self.relist(server)
+        elif kind == "resource" and uri is not None and uri in self.subscribed:
+            self.updated[uri] = time.strftime("%H:%M:%S")
+            self._show_list()
+            if self.read_uri == uri:
+                self.read_resource(server, uri)
 
     def action_more(self) -> None:
         """List the next page of resources (or templates, once every resource is listed)."""
@@ -199,7 +239,11 @@ class McpResourcesPane(McpPane):
         self.say(Text("Read ").append_text(render_untrusted(uri, newlines="visible")))
 
     def _show_contents(self) -> None:
-        shown = resource_text(self.contents, self.read_uri in self.subscribed)
+        subscribed = self.read_uri in self.subscribed
+        shown = resource_text(self.contents, subscribed)
+        when = self.updated.get(self.read_uri or "") if subscribed else None
+        if when:
+            shown = Text(f"updated {when}\n", style="bold green").append_text(shown)
         self.query_one("#mcp-resource-content", Static).update(bounded(shown))
 
     # -- subscribing ----------------------------------------------------------------------------------
