@@ -375,3 +375,19 @@ async def test_a_subscribed_resource_that_the_server_updates_is_read_again_and_m
             if listing.get_option_at_index(index).id == "resources:1"
         )
         assert "◉ extension.md" in str(option.prompt) and "updated " in str(option.prompt)
+
+
+async def test_a_changed_resource_list_is_listed_again_from_its_first_page(source: McpSource) -> None:
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 50)) as pilot:
+        await _open(app, pilot, "shop")
+        await pilot.press("e")
+        await _shows(pilot, "2 resources, 0 templates; more resources to list (m)")
+        await pilot.press("m")
+        await _shows(pilot, "4 resources, 0 templates; more resources to list (m)")
+        source.registry.offer_changed("shop", "resources")
+        source.registry.offer_changed("shop", "resources")
+        await _shows(pilot, "2 resources, 0 templates; more resources to list (m)")
+        source.registry.offer_changed("demo", "resources")
+        await pilot.pause()
+        assert "2 resources, 0 templates" in screen_text(app)
