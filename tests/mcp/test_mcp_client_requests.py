@@ -138,6 +138,7 @@ async def test_an_answer_that_is_no_message_result_never_reaches_the_server_as_o
     call = {"id": "c1", "name": "trigger-sampling-request", "arguments": {"prompt": "write", "maxTokens": 50}}
     result = await registry.invoke("everything", call, box)
     assert "not content" not in _text(result)
+    assert "the client's sampling answer was not valid" in _text(result)  # the server got an error instead
     status = registry.status("everything")
     assert status is not None and status.state == "connected"
 

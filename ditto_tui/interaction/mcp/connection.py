@@ -468,7 +468,7 @@ class Connection:
         self._lost = False
         self._init = None
         self._stdio = None
-        self.launch(self._startup_timeout or 30.0)
+        self.launch(self._startup_timeout)
         return await self.client()
 
     def _retry_later(self) -> None:

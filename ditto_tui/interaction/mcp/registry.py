@@ -466,16 +466,10 @@ class McpRegistry:
         context: WorkerContext | None = None,
     ) -> ExternalResult:
         """Call one tool on ``server``; ``source`` is ``server:tool`` and ``call_id`` is preserved."""
-        sandbox.check_mcp(server)
-        self._client(server)
         parsed = call if isinstance(call, ToolCall) else _parse_call(call)
-        if self._refreshing or self._stale:
-            await self._settled(server)
-        if self._catalog.changed(server, parsed.name) is not None:
-            return _changed_tool(parsed, f"{server}:{parsed.name}")
-        known = self._catalog.known(server, parsed.name)
-        if known is not None and known.unsupported is not None:
-            return _unsupported_tool(parsed, f"{server}:{parsed.name}", known.unsupported)
+        refused = await self._refusal(server, parsed, sandbox)
+        if refused is not None:
+            return refused
         if self._gate is not None:
             return await self._gate.invoke_mcp(self, server, parsed, sandbox, signal, context)
         return await self._call(server, parsed, signal, context)
@@ -497,14 +491,31 @@ class McpRegistry:
         first, and a definition that moved meanwhile is refused (``MCP_TOOL_CHANGED``): the person
         approved the tool they were shown, not its replacement.
         """
+        refused = await self._refusal(server, call, sandbox, decided_on)
+        if refused is not None:
+            return refused
+        return await self._call(server, call, signal, context)
+
+    async def _refusal(
+        self, server: str, call: ToolCall, sandbox: Sandbox, decided_on: McpCapability | None = None
+    ) -> ExternalResult | None:
+        """Why ``call`` may not go to ``server`` now, as its result; ``None`` when it may.
+
+        Checked before a decision is asked and again before the call runs: the sandbox grant, a relisting
+        in progress (waited for), a definition that changed (or moved from ``decided_on``), and a tool
+        this client cannot call.
+        """
         sandbox.check_mcp(server)
         self._client(server)
         if self._refreshing or self._stale:
             await self._settled(server)
-        moved = decided_on is not None and self._catalog.known(server, call.name) != decided_on
+        known = self._catalog.known(server, call.name)
+        moved = decided_on is not None and known != decided_on
         if moved or self._catalog.changed(server, call.name) is not None:
             return _changed_tool(call, f"{server}:{call.name}")
-        return await self._call(server, call, signal, context)
+        if known is not None and known.unsupported is not None:
+            return _unsupported_tool(call, f"{server}:{call.name}", known.unsupported)
+        return None
 
     async def _call(
         self, server: str, call: ToolCall, signal: CancelSignal | None, context: WorkerContext | None
@@ -512,7 +523,7 @@ class McpRegistry:
         client = self._client(server)
         source = f"{server}:{call.name}"
         try:
-            if _takes_progress(client):
+            if _accepts_progress(type(client)):
                 progress = _progress_events(server, call, context)
                 result = await client.call_tool(call.name, call.arguments, signal=signal, progress=progress)  # type: ignore[call-arg]
             else:
@@ -606,16 +617,12 @@ class McpRegistry:
 
 @functools.cache
 def _accepts_progress(kind: type) -> bool:
+    """Whether ``kind.call_tool`` takes ``progress=`` (the SDK adapter does; a minimal fake need not)."""
     method = getattr(kind, "call_tool", None)
     try:
         return method is not None and "progress" in inspect.signature(method).parameters
     except (TypeError, ValueError):
         return False
-
-
-def _takes_progress(client: McpClient) -> bool:
-    """Whether ``client.call_tool`` takes ``progress=`` (the SDK adapter does; a minimal fake need not)."""
-    return _accepts_progress(type(client))
 
 
 def _progress_events(server: str, call: ToolCall, context: WorkerContext | None) -> ProgressListener:
