@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal, Protocol
 from ditto_tui.errors import DittoError, McpError, ValidationError
 from ditto_tui.infer.messages import InferMessage
 from ditto_tui.infer.provider import ModelProvider
+from ditto_tui.interaction.web_results import safe_url
 from ditto_tui.sanitize import escape_controls, sanitize_public_message
 from ditto_tui.schema import check_against_schema
 from ditto_tui.supervise.inbox import Inbox
@@ -37,7 +38,6 @@ DecidedBy = Literal["person", "policy", "timeout"]
 REDACTED = "<redacted>"
 _SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "credential", "pin")
 _STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "max_tokens": "maxTokens"}
-_URL_SCHEMES = ("http", "https")
 
 NO_MODEL = (
     "refused: no model is configured to answer sampling requests "
@@ -182,16 +182,18 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 def url_host(url: str) -> tuple[str | None, bool]:
-    """The host of ``url`` and whether it may be offered for opening (plain http(s), no credentials)."""
-    if url != url.strip() or any(ord(char) < 0x20 or ord(char) == 0x7F for char in url) or "\\" in url:
-        return None, False
-    try:
-        parts = urllib.parse.urlsplit(url)
-        host = parts.hostname
-    except ValueError:
-        return None, False
-    allowed = parts.scheme.lower() in _URL_SCHEMES and bool(host) and "@" not in parts.netloc
-    return host, allowed
+    """The host of ``url`` and whether it may be offered for opening.
+
+    The rules are the web results' (:func:`safe_url`): plain http(s), no credentials, no invisible, bidi
+    or control character, a look-alike host shown in punycode. A URL it would change is never opened.
+    """
+    shown = safe_url(url)
+    if shown is None:
+        try:
+            return urllib.parse.urlsplit(url).hostname, False
+        except ValueError:
+            return None, False
+    return urllib.parse.urlsplit(shown).hostname, shown == url
 
 
 def fill_defaults(schema: Mapping[str, Any] | None, content: Mapping[str, Any]) -> dict[str, Any]:
@@ -378,7 +380,8 @@ class McpRequests:
             action = self.elicitation
             self._record(server, "elicitation", action, "policy", mode=request.mode, params=params)
             what = f"to open {request.url}" if request.mode == "url" else f"for input: {request.message}"
-            self._tell(server, what, f"{action}d (mcp.elicitation: {action})")
+            done = {"decline": "declined", "cancel": "cancelled"}.get(action, action)
+            self._tell(server, what, f"{done} (mcp.elicitation: {action})")
             return {"action": action}
         schema = request.requested_schema
 

@@ -154,7 +154,7 @@ async def test_rejected_sampling_is_reported_as_a_refusal_and_recorded(
 ) -> None:
     answering(requests.inbox, lambda r: SamplingAnswer(approves=False, reason="not now"))
     result = await call(registry, requests.workspace, "trigger-sampling-request", prompt="capital?")
-    assert result.status == "failed" or "rejected" in text_of(result)
+    assert "the user rejected the sampling request" in json.dumps(result.model_dump(mode="json"))
     assert "Paris" not in json.dumps(result.model_dump(mode="json"))
     assert [(d["request"], d["decision"]) for d in decisions(journal)] == [("sampling", "reject")]
 
@@ -186,11 +186,14 @@ async def test_accepted_elicitation_sends_the_content_with_defaults_filled(
 
 
 async def test_content_that_breaks_the_schema_is_refused(
-    registry: McpRegistry, requests: McpRequests
+    registry: McpRegistry, requests: McpRequests, journal: RunJournal
 ) -> None:
-    answering(requests.inbox, lambda r: ElicitationAnswer(action="accept", content={"integer": 1000}))
+    content = {"name": "Ada", "integer": 1000}  # only the integer is out of its range
+    answering(requests.inbox, lambda r: ElicitationAnswer(action="accept", content=content))
     result = await call(registry, requests.workspace, "trigger-elicitation-request")
     assert "User provided" not in text_of(result)
+    assert "does not match the requested schema" in json.dumps(result.model_dump(mode="json"))
+    assert [(d["request"], d["decision"]) for d in decisions(journal)] == [("elicitation", "invalid")]
 
 
 async def test_declined_elicitation(
@@ -220,6 +223,9 @@ def test_only_plain_http_urls_may_be_opened() -> None:
     assert url_host("https://good.example@evil.example/") == ("evil.example", False)
     assert url_host("javascript:alert(1)")[1] is False
     assert url_host("https://a.example/\x1b]52;c;x\x07")[1] is False
+    assert url_host("https://a.example/\u202efdp.exe")[1] is False  # a bidi override hides the real path
+    assert url_host("https://аpple.example/") == ("xn--pple-43d.example", False)  # shown in punycode
+    assert url_host("https://a.example/path?q=1") == ("a.example", True)
 
 
 async def test_roots_are_the_workspace(registry: McpRegistry, requests: McpRequests) -> None:
