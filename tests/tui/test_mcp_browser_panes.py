@@ -203,7 +203,7 @@ async def test_a_template_is_filled_in_and_read(source: McpSource) -> None:
         box.value = "demo://resource/dynamic/text/7"
         await pilot.press("enter")
         await _shows(pilot, "Read demo://resource/dynamic/text/7")
-        assert "7" in screen_text(app)
+        await _shows(pilot, "Resource 7: This is a plaintext resource")  # the server's text for that URI
 
 
 async def test_a_binary_resource_saves_under_the_workspace_and_nowhere_else(
@@ -228,7 +228,7 @@ async def test_a_binary_resource_saves_under_the_workspace_and_nowhere_else(
         app.screen.query_one("#mcp-resource-list", OptionList).focus()
         for name, why in [
             ("../escaped.bin", "path contains a '..' component"),
-            (str(tmp_path / "outside" / "abs.bin"), "Saving failed"),
+            (str(tmp_path / "outside" / "abs.bin"), "path must be relative to the workspace"),
             ("link/through.bin", "a folder on the way is a symbolic link"),
         ]:
             await pilot.press("w")
@@ -264,6 +264,7 @@ async def test_subscribing_toggles_and_a_server_without_it_says_so_in_one_line(s
         assert "◉ extension.md" in screen_text(app)
         await pilot.press("u")
         await _shows(pilot, "Unsubscribed from demo://resource/static/document/extension.md")
+        assert "◉ extension.md" not in screen_text(app)
         await _open(app, pilot, "shop")
         await pilot.press("e")
         await _shows(pilot, "2 resources")

@@ -71,6 +71,14 @@ class ReadContent:
     problem: str | None = None
 
 
+def page_items(page: Mapping[str, Any], key: str) -> tuple[list[Mapping[str, Any]], str | None]:
+    """One listing page: its items under ``key`` (objects only) and its next cursor, if any."""
+    listed = page.get(key)
+    items = [item for item in listed if isinstance(item, Mapping)] if isinstance(listed, list) else []
+    cursor = page.get("nextCursor")
+    return items, cursor if isinstance(cursor, str) else None
+
+
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 

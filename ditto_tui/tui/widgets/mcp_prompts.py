@@ -17,7 +17,7 @@ from textual.widgets.option_list import Option
 from ditto_tui.errors import DittoError
 from ditto_tui.tui.mcp_source import McpSource
 from ditto_tui.tui.text import is_plain_line, render_untrusted
-from ditto_tui.tui.widgets.mcp_browse_text import bounded, item_label, prompt_messages_text
+from ditto_tui.tui.widgets.mcp_browse_text import bounded, item_label, page_items, prompt_messages_text
 from ditto_tui.tui.widgets.mcp_pane import McpPane, problem_line
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 
@@ -119,14 +119,14 @@ class McpPromptsPane(McpPane):
         try:
             page = await self.source.registry.list_prompts(server, self.cursor)
         except DittoError as exc:
-            self.cursor = None
-            self.say(problem_line("Listing prompts", exc))
+            if server == self.server:
+                self.cursor = None
+                self.say(problem_line("Listing prompts", exc))
             return
         if server != self.server:
             return
-        self.prompts.extend(item for item in page.get("prompts") or [] if isinstance(item, Mapping))
-        cursor = page.get("nextCursor")
-        self.cursor = cursor if isinstance(cursor, str) else None
+        items, self.cursor = page_items(page, "prompts")
+        self.prompts.extend(items)
         self._show_list()
 
     @work(exclusive=True, group="mcp-prompts-relist", exit_on_error=False, name="listing")
@@ -135,13 +135,12 @@ class McpPromptsPane(McpPane):
         try:
             page = await self.source.registry.list_prompts(server, None)
         except DittoError as exc:
-            self.say(problem_line("Listing prompts again", exc))
+            if server == self.server:
+                self.say(problem_line("Listing prompts again", exc))
             return
         if server != self.server:
             return
-        self.prompts = [item for item in page.get("prompts") or [] if isinstance(item, Mapping)]
-        cursor = page.get("nextCursor")
-        self.cursor = cursor if isinstance(cursor, str) else None
+        self.prompts, self.cursor = page_items(page, "prompts")
         self._show_list()
 
     def offer_changed(self, kind: str, uri: str | None) -> None:
@@ -288,7 +287,8 @@ class McpPromptsPane(McpPane):
         try:
             fetched = await self.source.registry.get_prompt(server, name, arguments)
         except DittoError as exc:
-            result.update(problem_line("Getting the prompt", exc))
+            if server == self.server:
+                result.update(problem_line("Getting the prompt", exc))
             return
         if server == self.server:
             result.update(bounded(prompt_messages_text(fetched)))

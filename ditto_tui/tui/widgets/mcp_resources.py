@@ -21,6 +21,7 @@ from ditto_tui.tui.widgets.mcp_browse_text import (
     ReadContent,
     bounded,
     item_label,
+    page_items,
     read_contents,
     resource_text,
 )
@@ -131,15 +132,15 @@ class McpResourcesPane(McpPane):
                 else:
                     page = await self.source.registry.list_resource_templates(server, self.cursors[kind])
             except DittoError as exc:
+                if server != self.server:  # an answer about the server shown before: nothing to change
+                    return
                 self.cursors[kind] = None
                 problems.append(problem_line(f"Listing {kind}", exc))
                 continue
             if server != self.server:
                 return
-            listed = page.get(_KEYS[kind])
-            self.items[kind].extend(item for item in listed or [] if isinstance(item, Mapping))
-            cursor = page.get("nextCursor")
-            self.cursors[kind] = cursor if isinstance(cursor, str) else None
+            items, self.cursors[kind] = page_items(page, _KEYS[kind])
+            self.items[kind].extend(items)
         self._show_list()
         if problems:
             self.say(Text("\n").join(problems))
@@ -152,15 +153,13 @@ class McpResourcesPane(McpPane):
             pages["resources"] = await self.source.registry.list_resources(server, None)
             pages["templates"] = await self.source.registry.list_resource_templates(server, None)
         except DittoError as exc:
-            self.say(problem_line("Listing resources again", exc))
+            if server == self.server:
+                self.say(problem_line("Listing resources again", exc))
             return
         if server != self.server:
             return
         for kind, page in pages.items():
-            listed = page.get(_KEYS[kind])
-            self.items[kind] = [item for item in listed or [] if isinstance(item, Mapping)]
-            cursor = page.get("nextCursor")
-            self.cursors[kind] = cursor if isinstance(cursor, str) else None
+            self.items[kind], self.cursors[kind] = page_items(page, _KEYS[kind])
         self._show_list()
 
     def offer_changed(self, kind: str, uri: str | None) -> None:
@@ -230,7 +229,8 @@ class McpResourcesPane(McpPane):
         try:
             result = await self.source.registry.read_resource(server, uri)
         except DittoError as exc:
-            self.say(problem_line("Reading the resource", exc))
+            if server == self.server:
+                self.say(problem_line("Reading the resource", exc))
             return
         if server != self.server:
             return
@@ -276,7 +276,8 @@ class McpResourcesPane(McpPane):
             else:
                 await self.source.registry.unsubscribe_resource(server, uri)
         except DittoError as exc:
-            self.say(problem_line("Subscribing" if subscribe else "Unsubscribing", exc))
+            if server == self.server:
+                self.say(problem_line("Subscribing" if subscribe else "Unsubscribing", exc))
             return
         if server != self.server:
             return
