@@ -166,7 +166,11 @@ def client_requests(
     automatic: bool = False,
     notice: Callable[[str], None] | None = None,
 ) -> McpRequests:
-    """Answers to MCP server requests: the inbox's person, the ``infer:`` model, the ``mcp:`` policy."""
+    """Answers to MCP server requests: the inbox's person, the ``infer:`` model, the ``mcp:`` policy.
+
+    The model is a provider of its own, not the agent's: a scripted model's turns belong to the agent's
+    conversation, and a server's request must not consume them.
+    """
     return McpRequests(
         inbox=inbox,
         workspace=workspace,
