@@ -223,3 +223,95 @@ def make_directories(root: Path, path: str) -> None:
                 kind = cursor.step(name, enter=True)
             if kind != "directory":
                 raise _refuse("not_a_directory", f"{name!r} is a link or not a directory")
+
+
+def _folder_refusal(kind: Kind) -> PathError:
+    if kind == "symlink":
+        return _refuse(
+            "folder_is_link", "a folder on the way is a symbolic link; refusing to write through it"
+        )
+    if kind == "other":
+        return _refuse("not_a_folder", "a part of the path is not a folder")
+    return _refuse("folder_not_created", "a folder on the way cannot be created")
+
+
+def _enter_or_make(cursor: _FdCursor, name: str) -> None:
+    """Stand in the folder ``name``, made when missing; a link or a file of that name is refused."""
+    kind = cursor.step(name, enter=True)
+    if kind == "missing":
+        try:
+            os.mkdir(name, dir_fd=cursor.fd)
+        except FileExistsError:
+            pass  # made meanwhile: looked at again below, like any name found in place
+        except OSError as error:
+            raise _folder_refusal("missing") from error
+        kind = cursor.step(name, enter=True)
+    if kind != "directory":
+        raise _folder_refusal(kind)
+
+
+def _existing_name(parent_fd: int, name: str) -> PathError:
+    """Why ``name`` could not be created: what is already there (looked at only to say so)."""
+    try:
+        mode = os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode
+    except OSError:
+        mode = 0
+    if stat.S_ISLNK(mode):
+        message = "a file of that name already exists (a symbolic link); refusing to write through it"
+    elif stat.S_ISDIR(mode):
+        message = "a folder of that name already exists"
+    else:
+        message = "a file of that name already exists"
+    return _refuse("file_exists", message)
+
+
+def _create_exclusive(parent_fd: int, name: str) -> int:
+    """A new regular file ``name``: ``O_EXCL`` refuses any existing name, a dangling link included."""
+    try:
+        return os.open(name, _CREATE, 0o666, dir_fd=parent_fd)
+    except FileExistsError as error:
+        raise _existing_name(parent_fd, name) from error
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            raise _refuse("path_too_long", "the file name is too long for this file system") from error
+        raise _refuse("write_failed", "the file cannot be created there") from error
+
+
+def _fill(parent_fd: int, name: str, fd: int, data: bytes) -> None:
+    """Write ``data`` to the new file; on failure remove it, if the name still is that file."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as error:
+        made = os.fstat(fd)
+        with contextlib.suppress(OSError):
+            there = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+            if (there.st_dev, there.st_ino) == (made.st_dev, made.st_ino):
+                os.unlink(name, dir_fd=parent_fd)
+        raise _refuse("write_failed", "file could not be written") from error
+
+
+def create_new_file(root: Path, path: str, data: bytes) -> str:
+    """Create the new file ``path`` below ``root`` holding ``data``; returns the normalised path.
+
+    Each folder on the way is opened relative to the one before it without following a link, and made
+    there when missing; the file is created relative to the last folder's descriptor with
+    ``O_CREAT | O_EXCL | O_NOFOLLOW``. So neither a link planted in the workspace nor a folder swapped
+    for one while this runs can send a byte elsewhere, and an existing name (a file, a folder, a link,
+    dangling or not) is refused (``file_exists``). A link on the way is ``folder_is_link``; the path
+    rules of :func:`validate_workspace_path` apply first.
+    """
+    relative = validate_workspace_path(path)
+    parts = split_workspace_path(relative)
+    if not parts:
+        raise _refuse("is_directory", "name a file, not the workspace itself")
+    with _at_root(root) as cursor:
+        for name in parts[:-1]:
+            _enter_or_make(cursor, name)
+        fd = _create_exclusive(cursor.fd, parts[-1])
+        try:
+            _fill(cursor.fd, parts[-1], fd, data)
+        finally:
+            os.close(fd)
+    return relative

@@ -2,59 +2,37 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
 from ditto_tui.errors import PathError
-from ditto_tui.home import StateDirError, open_private
-from ditto_tui.sandbox.paths import split_workspace_path, validate_workspace_path
+from ditto_tui.sandbox._files import create_new_file
+from ditto_tui.sandbox.paths import MAX_COMPONENT_BYTES, MAX_PATH_BYTES
 
 __all__ = ["save_under_workspace"]
 
-
-def _refuse(message: str) -> PathError:
-    return PathError(message, code="save_refused")
-
-
-def _target(workspace: Path, name: str) -> Path:
-    """Where ``name`` lands: every existing folder on the way must be a real folder (no link)."""
-    relative = validate_workspace_path(name.strip())
-    parts = split_workspace_path(relative)
-    if not parts:
-        raise _refuse("name a file, not the workspace itself")
-    root = Path(os.path.realpath(workspace))
-    folder = root
-    for part in parts[:-1]:
-        folder = folder / part
-        try:
-            mode = os.lstat(folder).st_mode
-        except FileNotFoundError:
-            continue  # open_private creates the missing folders, each checked to be no link
-        if stat.S_ISLNK(mode):
-            raise _refuse("a folder on the way is a symbolic link; refusing to write through it")
-        if not stat.S_ISDIR(mode):
-            raise _refuse("a part of the path is not a folder")
-    return root.joinpath(*parts)
+_MESSAGES = {
+    "empty_path": "type a file name",
+    "nul_byte": "the name contains a NUL character",
+    "control_character": "the name contains a control character (a line break, tab or escape)",
+    "path_too_long": (
+        f"the name is too long: at most {MAX_COMPONENT_BYTES} bytes a folder or file name, "
+        f"{MAX_PATH_BYTES} in all"
+    ),
+}
+"""The sandbox's refusals worded for a name typed in the save box (the others are shown as they are)."""
 
 
 def save_under_workspace(workspace: Path, name: str, data: bytes) -> str:
     """Write ``data`` to the new file ``name`` (relative to ``workspace``); returns the relative path.
 
-    Absolute paths, ``..``, links on the way and a file that already exists are refused with a
-    :class:`PathError` (or :class:`StateDirError`) whose message never echoes the name.
+    The sandbox's descriptor walk does the work (:func:`create_new_file`): absolute paths, ``..``, links
+    on the way and a name that already exists are refused with a :class:`PathError` whose message never
+    echoes the name.
     """
-    target = _target(workspace, name)
     try:
-        fd = open_private(target, exclusive=True)
-    except StateDirError as exc:
-        if os.path.lexists(target):
-            raise _refuse("a file of that name already exists (or is a link)") from None
-        raise _refuse("the file cannot be created there") from exc
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-    return str(target.relative_to(Path(os.path.realpath(workspace))))
+        return create_new_file(workspace, name.strip(" "), data)
+    except PathError as error:
+        message = _MESSAGES.get(error.code)
+        if message is None:
+            raise
+        raise PathError(message, code=error.code) from None
