@@ -204,6 +204,8 @@ class InteractionConfig(ConfigModel):
 
 
 McpServerType = Literal["stdio", "http", "streamable-http", "sse"]
+McpLogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+"""The MCP logging levels (RFC 5424 severities), least severe first."""
 
 
 class McpServerConfig(ConfigModel):
@@ -212,7 +214,7 @@ class McpServerConfig(ConfigModel):
     The keys are those of a Claude Desktop or Cursor ``mcpServers`` entry, so a pasted block parses
     unchanged. Of the client-specific extras only ``timeout`` (seconds) is accepted; ``alwaysAllow`` and
     ``autoApprove`` are refused on purpose, because approval belongs to ``approval.rules``, where it is
-    visible and ordered.
+    visible and ordered. ``logLevel`` asks the server for log messages of that level and above.
     """
 
     type: McpServerType | None = Field(default=None, description="stdio, http, streamable-http or sse.")
@@ -224,6 +226,9 @@ class McpServerConfig(ConfigModel):
     headers: dict[str, EnvText] = Field(default_factory=dict, repr=False, description="HTTP headers to send.")
     disabled: bool = Field(default=False, description="Keep the entry but do not start it.")
     timeout: Seconds | None = Field(default=None, description="Per-call timeout in seconds for this server.")
+    log_level: McpLogLevel | None = Field(
+        default=None, description="Ask the server for log messages of this level and above once connected."
+    )
 
     @model_validator(mode="after")
     def _one_transport(self) -> Self:

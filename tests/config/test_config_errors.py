@@ -81,6 +81,10 @@ def config_error(data: object, env: dict[str, str] | None = None) -> str:
             "mcp.servers.a:b: name must not contain ':'",
         ),
         ({"mcp": {"timeoutSeconds": 0}}, "mcp.timeoutSeconds: must be > 0"),
+        (
+            {"mcp": {"servers": {"files": {"command": "x", "logLevel": "loud"}}}},
+            "mcp.servers.files.logLevel: must be one of 'debug'",
+        ),
         ({"mcp": {"maxCapabilities": 0}}, "mcp.maxCapabilities: must be ≥ 1"),
         (
             {"approval": {"rules": [{"tool": "x", "decision": "maybe"}]}},

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ditto_tui.interaction.mcp.blocks import McpBlock
 from ditto_tui.interaction.mcp.drift import McpToolChange, McpToolsChanged
 from ditto_tui.interaction.mcp.registry import (
     McpBrowser,
@@ -19,6 +20,7 @@ from ditto_tui.interaction.mcp.registry import (
     McpDiscovery,
     McpInvocation,
     McpInvokeInput,
+    McpLogLine,
     McpOfferChanged,
     McpRegistry,
     McpServerInfo,
@@ -37,6 +39,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "McpBlock",
     "McpBrowser",
     "McpCallError",
     "McpClient",
@@ -45,6 +48,7 @@ __all__ = [
     "McpDiscovery",
     "McpInvocation",
     "McpInvokeInput",
+    "McpLogLine",
     "McpOfferChanged",
     "McpRegistry",
     "McpServerInfo",

@@ -25,6 +25,7 @@ from mcp.types import (
 )
 
 from ditto_tui.config import McpServerConfig
+from ditto_tui.errors import McpError
 from ditto_tui.home import StateDirError
 from ditto_tui.interaction.mcp.command import McpCommandError
 from ditto_tui.interaction.mcp.logs import LogSink
@@ -377,10 +378,25 @@ class Connection:
                     assert self._ready is not None
                     closed = functools.partial(self._closed, self._generation)
                     client = SessionClient(session, timeout=self.timeout, closed=closed)
+                    await self._set_log_level(client, sink)
                     self._ready.set_result(client)
                     await self._watch(client)
         except Exception as exc:
             self._ended(exc)
+
+    async def _set_log_level(self, client: SessionClient, sink: LogSink) -> None:
+        """Ask for the configured ``logLevel``; a server that cannot is noted in its log, and still used."""
+        level = self.config.log_level
+        if level is None:
+            return
+        try:
+            async with asyncio.timeout(PING_TIMEOUT_SECONDS):
+                await client.set_logging_level(level)
+        except (McpError, TimeoutError) as exc:
+            reason = exc.message if isinstance(exc, McpError) else "no answer in time"
+            sink.note(f"logLevel {level!r} not set: {reason}")
+        else:
+            sink.note(f"asked for log messages of level {level!r} and above (logLevel)")
 
     async def _watch(self, client: SessionClient) -> None:
         """Return when the connection is to stop; raise :class:`ConnectionLost` as soon as it is lost.
@@ -439,6 +455,7 @@ class Connection:
         try:
             if self._sink is None:
                 self._sink = LogSink.open(self.log_path, self.secrets)  # closed by close()
+                self._sink.listener = functools.partial(self.registry.report_log, self.server)
         except StateDirError as exc:
             self._log_error = f"its log file cannot be written: {exc.message}"
             self._ready.set_exception(McpCallError(self._log_error, code="MCP_SERVER_UNAVAILABLE"))

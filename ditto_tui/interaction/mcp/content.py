@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, assert_never
 
 from mcp.types import (
+    Annotations,
     AudioContent,
     CallToolResult,
     ContentBlock,
@@ -16,14 +17,10 @@ from mcp.types import (
 )
 
 from ditto_tui.contracts import JsonPart, MessagePart, Reference, ReferencePart, TextPart
+from ditto_tui.interaction.mcp.blocks import McpBlock, base64_size
 
 MAX_TEXT_CHARS = 1_000_000
 """The most characters kept of one text block; longer text is cut and the result's metadata says so."""
-
-
-def _base64_size(data: str) -> int:
-    """The number of bytes a base64 string decodes to, without decoding it."""
-    return max(0, len(data) * 3 // 4 - data[-2:].count("="))
 
 
 def _text(text: str) -> TextPart:
@@ -45,7 +42,7 @@ def content_parts(block: ContentBlock) -> tuple[list[MessagePart], Reference | N
         case TextContent():
             return [_text(block.text)], None
         case ImageContent() | AudioContent():
-            data = {"type": block.type, "mimeType": block.mime_type, "bytes": _base64_size(block.data)}
+            data = {"type": block.type, "mimeType": block.mime_type, "bytes": base64_size(block.data)}
             return [JsonPart(type="json", data=data)], None
         case ResourceLink():
             link = _reference(block.uri, block.mime_type)
@@ -59,11 +56,62 @@ def content_parts(block: ContentBlock) -> tuple[list[MessagePart], Reference | N
             described = {
                 "type": "resource",
                 "mimeType": resource.mime_type,
-                "bytes": _base64_size(resource.blob),
+                "bytes": base64_size(resource.blob),
             }
             return [head, JsonPart(type="json", data=described)], embedded
         case _:
             assert_never(block)
+
+
+def _annotations(value: Annotations | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    dumped = value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped or None
+
+
+def content_block(block: ContentBlock) -> McpBlock:
+    """One SDK content block as an :class:`McpBlock` (text cut at ``MAX_TEXT_CHARS``)."""
+    notes = _annotations(block.annotations)
+    match block:
+        case TextContent():
+            return McpBlock(kind="text", text=block.text[:MAX_TEXT_CHARS], annotations=notes)
+        case ImageContent() | AudioContent():
+            return McpBlock(kind=block.type, mime_type=block.mime_type, data=block.data, annotations=notes)
+        case ResourceLink():
+            return McpBlock(
+                kind="link",
+                uri=block.uri,
+                name=block.name,
+                title=block.title,
+                description=block.description,
+                mime_type=block.mime_type,
+                annotations=notes,
+            )
+        case EmbeddedResource():
+            resource = block.resource
+            text = resource.text[:MAX_TEXT_CHARS] if isinstance(resource, TextResourceContents) else None
+            data = None if isinstance(resource, TextResourceContents) else resource.blob
+            return McpBlock(
+                kind="resource",
+                uri=resource.uri,
+                mime_type=resource.mime_type,
+                text=text,
+                data=data,
+                annotations=notes,
+            )
+        case _:
+            assert_never(block)
+
+
+def _annotation_notes(result: CallToolResult) -> list[dict[str, Any]]:
+    """The content annotations of ``result``, each with the index of the block it came with."""
+    notes: list[dict[str, Any]] = []
+    for index, block in enumerate(result.content):
+        found = _annotations(block.annotations)
+        if found:
+            notes.append({"block": index, **found})
+    return notes
 
 
 def _truncated(result: CallToolResult) -> bool:
@@ -83,8 +131,9 @@ def _first_text(result: CallToolResult) -> str | None:
 def tool_result(result: CallToolResult) -> dict[str, Any]:
     """McpToolResult fields for an SDK ``CallToolResult``.
 
-    ``structuredContent`` is kept as sent. An ``isError`` result carries its first text as the error
-    message; the registry replaces it with a fixed message when it is not safe to show.
+    ``structuredContent`` is kept as sent; content annotations are kept in ``metadata.annotations``, each
+    with the index of its block. An ``isError`` result carries its first text as the error message; the
+    registry replaces it with a fixed message when it is not safe to show.
     """
     parts: list[MessagePart] = []
     references: list[Reference] = []
@@ -98,8 +147,14 @@ def tool_result(result: CallToolResult) -> dict[str, Any]:
         fields["structuredContent"] = result.structured_content
     if references:
         fields["references"] = references
+    metadata: dict[str, Any] = {}
     if _truncated(result):
-        fields["metadata"] = {"truncated": True, "maxTextChars": MAX_TEXT_CHARS}
+        metadata.update(truncated=True, maxTextChars=MAX_TEXT_CHARS)
+    annotations = _annotation_notes(result)
+    if annotations:
+        metadata["annotations"] = annotations
+    if metadata:
+        fields["metadata"] = metadata
     if result.is_error:
         fields["isError"] = True
         message = _first_text(result)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from ditto_tui.home import open_private
@@ -55,6 +56,7 @@ class LogSink:
         self._window = time.monotonic()
         self._written = 0
         self.dropped = 0
+        self.listener: Callable[[str, str], object] | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], secrets: tuple[str, ...]) -> LogSink:
@@ -65,6 +67,8 @@ class LogSink:
 
     def _write(self, label: str, line: str) -> None:
         print(f"{label} {line}", file=self.file, flush=True)
+        if self.listener is not None:
+            self.listener(label, line)
 
     def note(self, text: object) -> None:
         """Write one of ditto's own notes on the connection, unlimited (connection events)."""

@@ -16,6 +16,7 @@ import pydantic
 from ditto_tui.contracts import ExternalResult, InteractionError, McpCapability, ToolCall
 from ditto_tui.errors import McpError, ValidationError
 from ditto_tui.interaction.gate import CallGate
+from ditto_tui.interaction.mcp.blocks import BLOCKS_KEY, BlockShelf, McpBlock
 from ditto_tui.interaction.mcp.drift import ChangeTrigger, McpToolChange, McpToolsChanged, ToolCatalog
 from ditto_tui.interaction.mcp.listing import Budget, list_server
 from ditto_tui.interaction.mcp.port import (
@@ -54,6 +55,7 @@ __all__ = [
     "McpInput",
     "McpInvocation",
     "McpInvokeInput",
+    "McpLogLine",
     "McpOfferChanged",
     "McpRegistry",
     "McpServerInfo",
@@ -89,6 +91,19 @@ class McpOfferChanged:
 
 
 OfferListener = Callable[[McpOfferChanged], object]
+
+
+@dataclasses.dataclass(frozen=True)
+class McpLogLine:
+    """One line of a server's log as it is written: ``label`` is ``[ditto]``, ``[stderr]`` or ``[log]``,
+    ``text`` is already sanitised (controls escaped, secrets redacted)."""
+
+    server: str
+    label: str
+    text: str
+
+
+LogListener = Callable[[McpLogLine], object]
 
 
 def _positive(name: str, value: int) -> int:
@@ -170,6 +185,8 @@ class McpRegistry:
         self._change_listeners: list[ChangeListener] = []
         self._status_listeners: list[StatusListener] = []
         self._offer_listeners: list[OfferListener] = []
+        self._log_listeners: list[LogListener] = []
+        self._shelf = BlockShelf()
         self._stale: set[str] = set()
         self._refreshing: dict[str, asyncio.Task[None]] = {}
         self._reconnectors: dict[str, Callable[[], Awaitable[McpClient]]] = {}
@@ -256,6 +273,20 @@ class McpRegistry:
         """A server's notification that ``kind`` changed (the connection calls this); listeners are told."""
         if server in self._clients:
             _notify(self._offer_listeners, McpOfferChanged(server, kind, uri))
+
+    def on_log(self, callback: LogListener) -> Callable[[], bool]:
+        """Call ``callback`` with every :class:`McpLogLine` a server's log gets from now on."""
+        return _subscribe(self._log_listeners, callback)
+
+    def report_log(self, server: str, label: str, text: str) -> None:
+        """Tell the log listeners about one line written to ``server``'s log."""
+        if self._log_listeners:
+            _notify(self._log_listeners, McpLogLine(server, label, text))
+
+    def call_blocks(self, server: str, call_id: str) -> tuple[McpBlock, ...] | None:
+        """The content blocks of a recent call on ``server`` as the server sent them (images, audio,
+        links, embedded resources, annotations), or ``None`` when it sent only text or is long gone."""
+        return self._shelf.get(server, call_id)
 
     def status(self, server: str) -> McpServerStatus | None:
         """How ``server`` stands, with its discovery figures; ``None`` for a server it has never heard of.
@@ -530,6 +561,9 @@ class McpRegistry:
                 result = await client.call_tool(call.name, call.arguments, signal=signal)
         except McpCallError as exc:
             return _call_failure(call, source, exc)
+        blocks = result.get(BLOCKS_KEY) if isinstance(result, Mapping) else None
+        if isinstance(blocks, tuple):
+            self._shelf.keep(server, call.id, blocks)
         return map_tool_result(result, call_id=call.id, source=source)
 
     # -- what a server offers besides tools ----------------------------------------------------------------

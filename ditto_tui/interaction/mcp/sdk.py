@@ -32,7 +32,8 @@ from mcp.types import (
 )
 
 from ditto_tui.errors import McpError, ValidationError
-from ditto_tui.interaction.mcp.content import tool_result
+from ditto_tui.interaction.mcp.blocks import BLOCKS_KEY
+from ditto_tui.interaction.mcp.content import content_block, tool_result
 from ditto_tui.interaction.mcp.port import McpCallError, McpServerInfo, ProgressListener
 from ditto_tui.interaction.mcp.watch import CallWatch, bounded
 from ditto_tui.interaction.results import validation_summary
@@ -199,7 +200,7 @@ class SessionClient:
         signal: CancelSignal | None = None,
         progress: ProgressListener | None = None,
     ) -> Mapping[str, Any]:
-        """Call one tool; the result as McpToolResult fields.
+        """Call one tool; the result as McpToolResult fields (and its blocks under ``BLOCKS_KEY``).
 
         The request always carries a progress token. Each progress notification restarts the call's
         deadline (never past ``total_timeout``) and is passed to ``progress`` as (progress, total, message).
@@ -229,7 +230,7 @@ class SessionClient:
         if not isinstance(result, CallToolResult):
             raise _invalid_result("a result of an unexpected kind")
         try:
-            return tool_result(result)
+            return {**tool_result(result), BLOCKS_KEY: tuple(map(content_block, result.content))}
         except pydantic.ValidationError:
             raise _invalid_result("content that cannot be represented") from None
 
