@@ -48,9 +48,11 @@ class OpenAICompatibleProvider:
         messages: Sequence[InferMessage],
         tools: Sequence[ToolSpec],
         signal: CancelSignal | None = None,
+        *,
+        max_tokens: int | None = None,
     ) -> ModelTurn:
         """One chat completion within ``timeout_s`` in total; failures raise a sanitised ``InferError``."""
-        body = request_body(self.model, messages, tools)
+        body = request_body(self.model, messages, tools, max_tokens=max_tokens)
         try:
             async with asyncio.timeout(self.timeout_s):
                 status, raw = await until_cancelled(self._post(body), signal)
@@ -136,11 +138,20 @@ def create_openai_compatible_provider(
 # --- requests ------------------------------------------------------------------------------------------
 
 
-def request_body(model: str, messages: Sequence[InferMessage], tools: Sequence[ToolSpec]) -> dict[str, Any]:
-    """The chat-completions request: messages in the protocol's shape, tools as function definitions."""
+def request_body(
+    model: str,
+    messages: Sequence[InferMessage],
+    tools: Sequence[ToolSpec],
+    *,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """The chat-completions request: messages in the protocol's shape, tools as function definitions,
+    ``max_tokens`` only when there is a limit."""
     body: dict[str, Any] = {"model": model, "messages": [chat_message(message) for message in messages]}
     if tools:
         body["tools"] = [_function(tool) for tool in tools]
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
     return body
 
 

@@ -54,8 +54,13 @@ class ModelProvider(Protocol):
         messages: Sequence[InferMessage],
         tools: Sequence[ToolSpec],
         signal: CancelSignal | None = None,
+        *,
+        max_tokens: int | None = None,
     ) -> ModelTurn:
-        """Answer the conversation with one assistant message; honour ``signal``."""
+        """Answer the conversation with one assistant message; honour ``signal``.
+
+        ``max_tokens`` limits the answer's length when given (an MCP server's ``maxTokens``).
+        """
         ...
 
 

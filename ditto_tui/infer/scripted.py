@@ -104,8 +104,13 @@ class ScriptedProvider:
         messages: Sequence[InferMessage],
         tools: Sequence[ToolSpec],
         signal: CancelSignal | None = None,
+        *,
+        max_tokens: int | None = None,
     ) -> ModelTurn:
-        """The turn for this point of the conversation; raises ``InferError`` when the script ran out."""
+        """The turn for this point of the conversation; raises ``InferError`` when the script ran out.
+
+        A script counts no tokens: ``max_tokens`` is accepted and its turns are answered as written.
+        """
         index = sum(1 for message in messages if message.role == "assistant")
         turn = self._pick(index, messages)
         if turn.delay_seconds:

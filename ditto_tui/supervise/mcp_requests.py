@@ -242,6 +242,11 @@ def _infer_messages(params: Mapping[str, Any]) -> list[InferMessage]:
     return messages
 
 
+def _max_tokens(params: Mapping[str, Any]) -> int | None:
+    limit = params.get("maxTokens")
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+
 def _line(text: str, limit: int = 200) -> str:
     single = " ".join(text.split())
     return escape_controls(single if len(single) <= limit else single[: limit - 1] + "…")
@@ -337,7 +342,7 @@ class McpRequests:
             self._record(server, "sampling_result", "failed", "policy", reason="no model configured")
             raise McpError(NO_MODEL)
         try:
-            turn = await self.provider.sample(_infer_messages(params), [])
+            turn = await self.provider.sample(_infer_messages(params), [], max_tokens=_max_tokens(params))
         except DittoError as exc:
             reason = sanitize_public_message(exc.message) or "the model call failed"
             self._record(server, "sampling_result", "failed", "policy", reason=reason)
@@ -429,7 +434,7 @@ class McpRequests:
 def _sampling_request(request_id: str, server: str, params: Mapping[str, Any]) -> SamplingRequest:
     messages = params.get("messages")
     preferences = params.get("modelPreferences")
-    system, limit = params.get("systemPrompt"), params.get("maxTokens")
+    system = params.get("systemPrompt")
     return SamplingRequest(
         request_id=request_id,
         server=server,
@@ -438,7 +443,7 @@ def _sampling_request(request_id: str, server: str, params: Mapping[str, Any]) -
         else (),
         system_prompt=system if isinstance(system, str) else None,
         model_preferences=preferences if isinstance(preferences, Mapping) else None,
-        max_tokens=limit if isinstance(limit, int) else None,
+        max_tokens=_max_tokens(params),
         params=dict(params),
         requested_at=time.time(),
     )

@@ -75,6 +75,20 @@ async def test_a_plain_answer_is_one_exact_request(server: ChatServer) -> None:
     }
 
 
+async def test_a_token_limit_is_sent_as_max_tokens(server: ChatServer) -> None:
+    server.replies += [Reply(body=completion("Short.")), Reply(body=completion("Unlimited."))]
+    chat = provider(server)
+    await chat.sample(user("Hi"), [], max_tokens=42)
+    await chat.sample(user("Hi"), [])
+    limited, unlimited = (request.json for request in server.received)
+    assert limited == {
+        "model": "demo-model",
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+        "max_tokens": 42,
+    }
+    assert "max_tokens" not in unlimited
+
+
 async def test_no_key_sends_no_authorization(server: ChatServer) -> None:
     server.replies.append(Reply(body=completion("ok")))
     await provider(server, api_key=None).sample(user("Hi"), [])

@@ -86,6 +86,10 @@ async def test_the_same_conversation_gets_the_same_turns(script: ScriptedProvide
     assert all(run == runs[0] for run in runs)
 
 
+async def test_a_token_limit_leaves_the_scripted_turn_as_written(script: ScriptedProvider) -> None:
+    assert await script.sample([USER], [], max_tokens=1) == await script.sample([USER], [])
+
+
 async def test_an_exhausted_script_raises_and_repeat_last_does_not() -> None:
     once = create_scripted_provider([{"content": "only"}])
     conversation = [USER, InferMessage(role="assistant", content="only")]

@@ -19,7 +19,7 @@ from ditto_tui.config import parse_config_text
 from ditto_tui.contracts import ExternalResult, ToolCall
 from ditto_tui.errors import ConfigError
 from ditto_tui.headless import run_headless
-from ditto_tui.infer import create_scripted_provider
+from ditto_tui.infer import create_openai_compatible_provider, create_scripted_provider
 from ditto_tui.interaction import McpRegistry, open_mcp_servers
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph
@@ -36,6 +36,7 @@ from ditto_tui.supervise.mcp_requests import (
     SamplingResultReview,
     url_host,
 )
+from tests.infer.chat_server import ChatServer, Reply, chat_server, completion
 from tests.mcp.mcp_helpers import node_server, sandbox
 
 Answerer = Callable[[Any], Any]
@@ -136,6 +137,57 @@ async def test_approved_sampling_reaches_the_server_with_the_models_text(
     assert isinstance(review, SamplingResultReview) and review.text == "Paris is the capital."
     kinds = [(d["request"], d["decision"], d["by"]) for d in decisions(journal)]
     assert kinds == [("sampling", "approve", "person"), ("sampling_result", "approve", "person")]
+
+
+async def sample_through_a_chat_server(
+    tmp_path: Path, journal: RunJournal, answer: Answerer, **arguments: Any
+) -> tuple[ExternalResult, ChatServer]:
+    """Call the server's sampling tool with an OpenAI-compatible model on a loopback server."""
+    async with chat_server() as chat:
+        chat.replies.append(Reply(body=completion("Paris.")))
+        model = create_openai_compatible_provider(base_url=chat.base_url, model="demo-model", timeout_s=10)
+        handler = McpRequests(
+            inbox=QueueApprover(), workspace=tmp_path, provider=model, recorder=journal, timeout=30
+        )
+        answering(handler.inbox, answer)
+        async with open_mcp_servers(
+            everything(), log_dir=tmp_path / "logs", client_requests=handler
+        ) as registry:
+            await until_listed(registry, tmp_path)
+            result = await call(registry, tmp_path, "trigger-sampling-request", **arguments)
+    return result, chat
+
+
+async def test_the_model_gets_the_system_prompt_and_the_servers_token_limit(
+    tmp_path: Path, journal: RunJournal
+) -> None:
+    result, chat = await sample_through_a_chat_server(
+        tmp_path, journal, approve, prompt="capital?", maxTokens=42
+    )
+    assert "Paris." in text_of(result) and "demo-model" in text_of(result)
+    [sent] = chat.received
+    assert sent.json["max_tokens"] == 42
+    assert sent.json["messages"] == [
+        {"role": "system", "content": "You are a helpful test server."},
+        {"role": "user", "content": "Resource trigger-sampling-request context: capital?"},
+    ]
+
+
+async def test_a_token_limit_the_person_lowered_is_what_the_model_gets(
+    tmp_path: Path, journal: RunJournal
+) -> None:
+    def lower(request: Any) -> Any:
+        if isinstance(request, SamplingRequest):
+            return SamplingAnswer(approves=True, params={**request.params, "maxTokens": 7})
+        return SamplingResultAnswer(approves=True)
+
+    result, chat = await sample_through_a_chat_server(
+        tmp_path, journal, lower, prompt="capital?", maxTokens=42
+    )
+    assert "Paris." in text_of(result)
+    assert [request.json["max_tokens"] for request in chat.received] == [7]
+    approved = decisions(journal)[0]
+    assert (approved["decision"], approved["edited"]["maxTokens"]) == ("approve", 7)
 
 
 async def test_an_edited_answer_is_what_the_server_gets(registry: McpRegistry, requests: McpRequests) -> None:
