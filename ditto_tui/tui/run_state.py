@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ditto_tui.interaction.mcp.registry import PROGRESS_EVENT
 from ditto_tui.runtime import (
     ApprovalRequested,
     ApprovalResolved,
@@ -186,6 +187,17 @@ def content_summary(content: Any) -> str:
     return short_json(content, SUMMARY_CHARS)
 
 
+def progress_status(progress: Any, total: Any) -> str:
+    """A running call's progress in a status cell: ``▰▰▰▱▱ 60%`` against a total, else the count so far."""
+    if not isinstance(progress, int | float) or isinstance(progress, bool):
+        return "running"
+    if isinstance(total, int | float) and not isinstance(total, bool) and total > 0:
+        share = max(0.0, min(1.0, progress / total))
+        filled = round(share * 5)
+        return f"{'▰' * filled}{'▱' * (5 - filled)} {share * 100:.0f}%"
+    return f"step {progress:g}"
+
+
 def outcome_status(output: Any) -> str:
     """The status an output reports (``success``, ``failed``, ``accepted``…), or ``done`` when none."""
     status = getattr(output, "status", None)
@@ -212,6 +224,8 @@ class RunModel:
         self.pending_approvals: dict[str, Entry] = {}
         self.layout_version = 0
         self._calls: dict[str, Entry] = {}
+        self._mcp_calls: dict[tuple[str, str], Entry] = {}
+        self._mcp_keys: dict[str, tuple[str, str]] = {}
         self._iteration_entry: Entry | None = None
 
     # -- reading ----------------------------------------------------------------------------------------
@@ -310,20 +324,32 @@ class RunModel:
             kind, event, status="running", node_id=event.node_id, execution_id=event.execution_id
         )
         node.entry = self._calls[event.execution_id] = entry
+        if kind == "mcp" and field_of(event.input, "operation") == "invoke":
+            call_id = field_of(field_of(event.input, "call"), "id")
+            if isinstance(call_id, str):
+                self._mcp_calls[(event.run_id, call_id)] = entry
+                self._mcp_keys[event.execution_id] = (event.run_id, call_id)
+
+    def _call_ended(self, execution_id: str) -> Entry | None:
+        """The row of the call that ended; its progress no longer goes to it."""
+        key = self._mcp_keys.pop(execution_id, None)
+        if key is not None:
+            self._mcp_calls.pop(key, None)
+        return self._calls.pop(execution_id, None)
 
     def _node_finished(self, event: NodeFinished) -> None:
         node = self._node(event.node_id, event.node_type)
         status = outcome_status(event.output)
         node.state = "succeeded" if status in _OK or status == "done" else "failed"
         node.duration_ms = event.duration_ms
-        entry = self._calls.pop(event.execution_id, None)
+        entry = self._call_ended(event.execution_id)
         if entry is not None:
             entry.update(event, status=status, duration_ms=event.duration_ms)
 
     def _node_failed(self, event: NodeFailed) -> None:
         node = self._node(event.node_id, event.node_type)
         node.state, node.duration_ms = "failed", event.duration_ms
-        entry = self._calls.pop(event.execution_id, None)
+        entry = self._call_ended(event.execution_id)
         status = "cancelled" if event.cancelled else "error"
         if entry is not None:
             entry.update(event, status=status, duration_ms=event.duration_ms)
@@ -377,7 +403,19 @@ class RunModel:
                     node.state = "failed"
 
     def _custom(self, event: CustomEvent) -> None:
+        if event.name == PROGRESS_EVENT and self._progressed(event):
+            return
         self._add("event", event, event.name, summary=short_json(event.data, SUMMARY_CHARS), status="")
+
+    def _progressed(self, event: CustomEvent) -> bool:
+        """Show an MCP call's progress on its own row (its status cell); ``False`` when no row is running."""
+        entry = self._mcp_calls.get((event.run_id, str(field_of(event.data, "call_id"))))
+        if entry is None:
+            return False
+        entry.update(
+            event, status=progress_status(field_of(event.data, "progress"), field_of(event.data, "total"))
+        )
+        return True
 
 
 _NODE_KINDS: Mapping[str, EntryKind] = {

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ditto_tui.contracts import ExternalResult
+from ditto_tui.interaction import create_interaction_worker, open_mcp_servers
 from ditto_tui.runtime import (
     ApprovalRequested,
     ApprovalResolved,
@@ -17,9 +19,12 @@ from ditto_tui.runtime import (
     NodeStarted,
     RunFinished,
     RunStarted,
+    create_ditto,
+    graph,
 )
-from ditto_tui.tui.run_state import RunModel, arguments_summary, format_seconds
+from ditto_tui.tui.run_state import RunModel, arguments_summary, format_seconds, progress_status
 from ditto_tui.tui.widgets.dag_layout import BOX_HEIGHT, DOWN, LINES, UP, layout
+from tests.mcp.mcp_helpers import python_server
 
 IDS: dict[str, Any] = {"run_id": "run-1"}
 
@@ -136,3 +141,39 @@ def test_a_chain_is_one_column() -> None:
     result = layout({"a": (), "b": ("a",), "c": ("b",)})
     assert len({box.x for box in result.boxes.values()}) == 1 and result.layers == [["a"], ["b"], ["c"]]
     assert DOWN & result.lines[(result.boxes["a"].center, result.boxes["a"].y + BOX_HEIGHT)]
+
+
+async def test_an_mcp_calls_progress_shows_on_its_own_row_not_as_rows_of_its_own(tmp_path: Path) -> None:
+    events: list[ExecutionEvent] = []
+    entries = {"hostile": python_server("hostile.py")}
+    async with open_mcp_servers(entries, log_dir=tmp_path / "logs") as registry:
+        worker = create_interaction_worker(mcp=registry)
+        async with create_ditto(
+            sandbox={"mcp": ["hostile"]}, workspace=tmp_path, workers=[worker]
+        ) as runtime:
+            runtime.subscribe(events.append)
+            call = {"id": "p1", "name": "progress_flood", "arguments": {"count": 40}}
+            plan = graph("progress").node(
+                "call",
+                "INTERACTION.ACT.MCP",
+                [],
+                lambda _i, _d: {"operation": "invoke", "server": "hostile", "call": call},
+            )
+            await runtime.run(plan)
+    model = RunModel()
+    statuses: list[str] = []
+    for event in events:
+        model.apply([event])
+        rows = [entry for entry in model.entries if entry.kind == "mcp"]
+        if rows:
+            statuses.append(rows[0].status)
+    assert [entry.kind for entry in model.entries] == ["run", "mcp", "run"]  # no row per progress step
+    assert statuses[-1] == "success" and "▰▰▰▰▰ 100%" in statuses
+    assert all(status in ("running", "success") or status.startswith(("▰", "▱")) for status in statuses)
+
+
+def test_progress_without_a_total_counts_steps() -> None:
+    assert progress_status(3, None) == "step 3"
+    assert progress_status(1, 4) == "▰▱▱▱▱ 25%"
+    assert progress_status("x", 4) == "running"
+    assert progress_status(9, 4) == "▰▰▰▰▰ 100%"

@@ -42,7 +42,7 @@ def status_class(status: str) -> str:
     """The component class that colours a status: good, bad or waiting."""
     if status in _GOOD or status.startswith(("approved", "always")):
         return "timeline--good"
-    if status in _WAITING:
+    if status in _WAITING or status.startswith(("▰", "▱", "step ")):
         return "timeline--waiting"
     return "timeline--bad"
 
