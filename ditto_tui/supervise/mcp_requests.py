@@ -3,13 +3,16 @@
 :class:`McpRequests` is the application's ``McpClientRequests`` (API.md §7). A sampling request is a
 :class:`SamplingRequest` in the inbox: the person approves, edits or rejects it; an approved one goes to
 the configured model (``infer:``), and its answer is a :class:`SamplingResultReview` the person approves,
-edits or rejects before it reaches the server. An elicitation is an :class:`ElicitationRequest` answered
-accept (a form's content checked against its ``requestedSchema``, defaults filled), decline or cancel;
-a URL elicitation never opens anything here. Roots are the workspace folder.
+edits or rejects before it reaches the server. An edited request is checked here before the model sees
+it. With no model configured the person may write the answer themselves. An elicitation is an
+:class:`ElicitationRequest` answered accept (a form's content checked against its ``requestedSchema``,
+defaults filled), decline or cancel; a URL elicitation never opens anything here. Roots are the
+workspace folder.
 
 With no person to ask (headless runs, or an inbox with an automatic answerer) the policy of
 ``mcp.sampling`` and ``mcp.elicitation`` decides, and :attr:`McpRequests.notice` is told in one line what
-the server asked and what was decided. Every decision goes on the record before the server hears it.
+the server asked and what was decided; with no model, sampling is refused without asking anyone. Every
+decision goes on the record before the server hears it.
 """
 
 from __future__ import annotations
@@ -39,6 +42,12 @@ REDACTED = "<redacted>"
 _SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "credential", "pin")
 _STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "max_tokens": "maxTokens"}
 
+PERSON_MODEL = "person"
+"""The ``model`` a sampling answer names when the person wrote it: no model did."""
+
+EDITABLE = ("systemPrompt", "messages", "maxTokens")
+"""The keys of a sampling request the person may change before it goes to the model."""
+
 NO_MODEL = (
     "refused: no model is configured to answer sampling requests "
     "(set infer.provider: openai with infer.baseUrl and infer.model, or infer.script)"
@@ -53,7 +62,8 @@ class SamplingRequest:
     """A server asks the model to answer ``messages`` (a ``sampling/createMessage`` request).
 
     ``messages`` are the server's ``SamplingMessage`` dicts (untrusted text); ``params`` the request as
-    sent. ``max_tokens`` is the server's limit on the answer.
+    sent. ``max_tokens`` is the server's limit on the answer. ``has_model`` is False when no model is
+    configured: only the person can answer it (:attr:`SamplingAnswer.text`).
     """
 
     request_id: str
@@ -64,16 +74,22 @@ class SamplingRequest:
     max_tokens: int | None
     params: Mapping[str, Any]
     requested_at: float
+    has_model: bool = True
 
     kind: ClassVar[Literal["sampling"]] = "sampling"
 
 
 @dataclass(frozen=True, kw_only=True)
 class SamplingAnswer:
-    """The person's decision on a :class:`SamplingRequest`; ``params`` replaces the request (an edit)."""
+    """The person's decision on a :class:`SamplingRequest`.
+
+    ``params`` replaces the request (an edit of the :data:`EDITABLE` keys). ``text`` is the person's own
+    answer: it goes to the server as the assistant's reply, no model is asked and ``params`` is not used.
+    """
 
     approves: bool
     params: Mapping[str, Any] | None = None
+    text: str | None = None
     reason: str | None = None
 
 
@@ -213,6 +229,32 @@ def check_content(schema: Mapping[str, Any] | None, content: Mapping[str, Any]) 
         raise ValidationError("; ".join(problems[:5]))
 
 
+def check_sampling_edit(request: SamplingRequest, edited: Mapping[str, Any]) -> None:
+    """Raise :class:`ValidationError` unless ``edited`` is a request the model may be given for ``request``.
+
+    Only the :data:`EDITABLE` keys may differ; ``maxTokens`` is a whole number from 1 to the server's
+    limit (the person may lower it, not raise it); ``messages`` holds at least one message; and the
+    whole passes the MCP SDK's ``CreateMessageRequestParams``.
+    """
+    keys = sorted({str(key) for key in (*request.params, *edited)} - set(EDITABLE))
+    others = [key for key in keys if request.params.get(key) != edited.get(key)]
+    if others:
+        names = ", ".join(repr(key) for key in others[:5])
+        raise ValidationError(f"only {', '.join(EDITABLE)} may be edited, not {names}")
+    limit = edited.get("maxTokens")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValidationError("maxTokens must be a whole number of at least 1")
+    if request.max_tokens is not None and limit > request.max_tokens:
+        raise ValidationError(f"maxTokens may be lowered, not raised above the server's {request.max_tokens}")
+    messages = edited.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise ValidationError("messages must be a list of at least one message")
+    # Only the MCP client loads the SDK; a server that asks has loaded it already.
+    from ditto_tui.interaction.mcp.requests import check_sampling_params
+
+    check_sampling_params(edited)
+
+
 def _secret_field(name: str, spec: Any) -> bool:
     lowered = name.lower()
     if isinstance(spec, Mapping) and (spec.get("writeOnly") is True or spec.get("format") == "password"):
@@ -261,8 +303,9 @@ class McpRequests:
 
     ``automatic`` (headless) or an inbox with an ``answerer`` lets ``sampling`` and ``elicitation`` (the
     ``mcp:`` policy) decide instead of a person; ``provider`` is the model that answers approved sampling
-    (None: sampling is refused); ``timeout`` bounds each wait for the person. With ``journaled`` a
-    decision made before ``recorder`` is set is refused rather than left off the record.
+    (None: only the person can answer, by writing the answer; with no person sampling is refused);
+    ``timeout`` bounds each wait for the person. With ``journaled`` a decision made before ``recorder`` is
+    set is refused rather than left off the record.
     """
 
     inbox: Inbox
@@ -304,26 +347,56 @@ class McpRequests:
     # -- sampling -------------------------------------------------------------------------------------
 
     async def create_message(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
-        """Ask the person, then the model, then the person again; refusals raise :class:`McpError`."""
-        request = _sampling_request(self._new_id("sampling"), server, params)
+        """Ask the person, then the model, then the person again; refusals raise :class:`McpError`.
+
+        With no model configured the person is still asked, and may write the answer themselves.
+        """
+        has_model = self.provider is not None
+        request = _sampling_request(self._new_id("sampling"), server, params, has_model=has_model)
         if self.unattended:
             return await self._sample_by_policy(request)
-        if self.provider is None:  # nothing could answer: refuse now, not after the person approved
-            self._record(server, "sampling", "failed", "policy", params=params, reason="no model configured")
-            self._tell(server, f"for a model answer ({len(request.messages)} message(s))", NO_MODEL)
-            raise McpError(NO_MODEL)
-        answer = await self.inbox.ask(request, timeout=self.timeout)
+
+        def check(edited: Mapping[str, Any]) -> None:
+            check_sampling_edit(request, edited)
+
+        answer = await self.inbox.ask(request, timeout=self.timeout, check=check)
         if not isinstance(answer, SamplingAnswer):
             self._record(server, "sampling", "timeout", "timeout", params=params)
             raise McpError("the sampling request got no decision in time")
         if not answer.approves:
             self._record(server, "sampling", "reject", "person", params=params, reason=answer.reason)
             raise McpError("the user rejected the sampling request")
-        used = answer.params if answer.params is not None else params
-        edited = {"edited": used} if answer.params is not None else {}
-        self._record(server, "sampling", "approve", "person", params=params, **edited)
-        result = await self._sample(server, used)
+        if answer.text is not None:
+            return self._written(request, answer.text)
+        result = await self._sample(server, self._approved(request, answer))
         return await self._review(request, result)
+
+    def _approved(self, request: SamplingRequest, answer: SamplingAnswer) -> Mapping[str, Any]:
+        """The request the model gets: the server's, or the person's edit once it passes the checks."""
+        server, params, edited = request.server, request.params, answer.params
+        if edited is None:
+            self._record(server, "sampling", "approve", "person", params=params)
+            return params
+        try:
+            check_sampling_edit(request, edited)
+        except ValidationError as exc:
+            reason = exc.message
+            self._record(server, "sampling", "invalid", "person", params=params, edited=edited, reason=reason)
+            raise McpError(f"the edited sampling request is not valid: {reason}") from None
+        self._record(server, "sampling", "approve", "person", params=params, edited=edited)
+        return edited
+
+    def _written(self, request: SamplingRequest, text: str) -> dict[str, Any]:
+        """The person's own answer, on the record as a model's answer is, marked as theirs."""
+        result = {
+            "role": "assistant",
+            "content": {"type": "text", "text": text},
+            "model": PERSON_MODEL,
+            "stopReason": "endTurn",
+        }
+        self._record(request.server, "sampling", "write", "person", params=request.params)
+        self._record(request.server, "sampling_result", "approve", "person", result=result, author="person")
+        return result
 
     async def _sample_by_policy(self, request: SamplingRequest) -> Mapping[str, Any]:
         asked = f"for a model answer ({len(request.messages)} message(s))"
@@ -331,6 +404,11 @@ class McpRequests:
             self._record(request.server, "sampling", "deny", "policy", params=request.params)
             self._tell(request.server, asked, "denied (mcp.sampling: deny)")
             raise McpError("sampling is not allowed without a person to approve it")
+        if self.provider is None:  # nothing could answer: refuse before approving anything
+            reason = "no model configured"
+            self._record(request.server, "sampling", "failed", "policy", params=request.params, reason=reason)
+            self._tell(request.server, asked, NO_MODEL)
+            raise McpError(NO_MODEL)
         self._record(request.server, "sampling", "approve", "policy", params=request.params)
         self._tell(request.server, asked, "approved (mcp.sampling: approve)")
         result = await self._sample(request.server, request.params)
@@ -431,7 +509,9 @@ class McpRequests:
             listener()
 
 
-def _sampling_request(request_id: str, server: str, params: Mapping[str, Any]) -> SamplingRequest:
+def _sampling_request(
+    request_id: str, server: str, params: Mapping[str, Any], *, has_model: bool
+) -> SamplingRequest:
     messages = params.get("messages")
     preferences = params.get("modelPreferences")
     system = params.get("systemPrompt")
@@ -446,6 +526,7 @@ def _sampling_request(request_id: str, server: str, params: Mapping[str, Any]) -
         max_tokens=_max_tokens(params),
         params=dict(params),
         requested_at=time.time(),
+        has_model=has_model,
     )
 
 
@@ -471,6 +552,9 @@ def _elicitation_request(request_id: str, server: str, params: Mapping[str, Any]
 
 
 __all__ = [
+    "EDITABLE",
+    "NO_MODEL",
+    "PERSON_MODEL",
     "ElicitationAnswer",
     "ElicitationRequest",
     "McpRequests",
@@ -480,6 +564,7 @@ __all__ = [
     "SamplingResultAnswer",
     "SamplingResultReview",
     "check_content",
+    "check_sampling_edit",
     "fill_defaults",
     "url_host",
 ]

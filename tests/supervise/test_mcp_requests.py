@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +17,24 @@ import pytest
 
 from ditto_tui.config import parse_config_text
 from ditto_tui.contracts import ExternalResult, ToolCall
-from ditto_tui.errors import ConfigError
+from ditto_tui.errors import ConfigError, McpError, ValidationError
 from ditto_tui.headless import run_headless
-from ditto_tui.infer import create_openai_compatible_provider, create_scripted_provider
+from ditto_tui.infer import (
+    InferMessage,
+    ModelTurn,
+    ToolSpec,
+    create_openai_compatible_provider,
+    create_scripted_provider,
+)
 from ditto_tui.interaction import McpRegistry, open_mcp_servers
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph
 from ditto_tui.session import open_runtime
+from ditto_tui.signal import CancelSignal
 from ditto_tui.supervise import Inbox, QueueApprover, StaticApprover
 from ditto_tui.supervise.journal import CLIENT_REQUESTS_PLAN, RunJournal, read_journal
 from ditto_tui.supervise.mcp_requests import (
+    PERSON_MODEL,
     ElicitationAnswer,
     ElicitationRequest,
     McpRequests,
@@ -364,17 +372,165 @@ async def test_a_changed_workspace_is_announced_to_the_servers_of_a_session(tmp_
             raise AssertionError("the server never saw the changed roots")
 
 
-async def test_with_no_model_sampling_is_refused_at_once_and_nobody_is_asked(
+async def test_with_no_model_the_person_writes_the_answer_and_the_server_gets_it(
+    tmp_path: Path, journal: RunJournal
+) -> None:
+    inbox = Inbox()
+    asked = answering(inbox, lambda r: SamplingAnswer(approves=True, text="Paris, written by hand."))
+    handler = McpRequests(inbox=inbox, workspace=tmp_path, recorder=journal, provider=None, timeout=30)
+    async with open_mcp_servers(everything(), log_dir=tmp_path / "logs", client_requests=handler) as registry:
+        await until_listed(registry, tmp_path)
+        sampled = await call(registry, tmp_path, "trigger-sampling-request", prompt="capital?")
+    assert sampled.status == "success", sampled
+    assert "Paris, written by hand." in text_of(sampled) and PERSON_MODEL in text_of(sampled)
+    (request,) = asked
+    assert isinstance(request, SamplingRequest) and not request.has_model
+    asked_for, answered = decisions(journal)
+    assert (asked_for["request"], asked_for["decision"], asked_for["by"]) == ("sampling", "write", "person")
+    assert (answered["request"], answered["decision"], answered["author"]) == (
+        "sampling_result",
+        "approve",
+        "person",
+    )
+    assert answered["result"] == {
+        "role": "assistant",
+        "content": {"type": "text", "text": "Paris, written by hand."},
+        "model": PERSON_MODEL,
+        "stopReason": "endTurn",
+    }
+
+
+async def test_with_no_model_and_no_person_sampling_is_refused_at_once(
     tmp_path: Path, journal: RunJournal
 ) -> None:
     inbox = Inbox()
     asked: list[Any] = []
     inbox.on_request(asked.append)
-    handler = McpRequests(inbox=inbox, workspace=tmp_path, recorder=journal, provider=None)
+    notes: list[str] = []
+    handler = McpRequests(
+        inbox=inbox,
+        workspace=tmp_path,
+        recorder=journal,
+        provider=None,
+        sampling="approve",
+        automatic=True,
+        notice=notes.append,
+    )
     async with open_mcp_servers(everything(), log_dir=tmp_path / "logs", client_requests=handler) as registry:
         await until_listed(registry, tmp_path)
         sampled = await call(registry, tmp_path, "trigger-sampling-request", prompt="hi")
-    assert "no model is configured" in json.dumps(sampled.model_dump(mode="json")) and "infer." in json.dumps(
-        sampled.model_dump(mode="json")
-    )
+    sent = json.dumps(sampled.model_dump(mode="json"))
+    assert "no model is configured" in sent and "infer.provider" in sent
     assert asked == []
+    assert [(d["request"], d["decision"], d["by"]) for d in decisions(journal)] == [
+        ("sampling", "failed", "policy")
+    ]
+    (note,) = notes
+    assert "asked for a model answer (1 message(s)): refused: no model is configured" in note
+
+
+# -- an edited request is checked here, whatever the screen checked -------------------------------------
+
+ASKED = {
+    "messages": [{"role": "user", "content": {"type": "text", "text": "capital?"}}],
+    "systemPrompt": "Be brief.",
+    "maxTokens": 42,
+}
+
+
+class RecordingModel:
+    """A model that answers every conversation alike and keeps what it was given."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[list[InferMessage], int | None]] = []
+
+    async def sample(
+        self,
+        messages: Sequence[InferMessage],
+        tools: Sequence[ToolSpec],
+        signal: CancelSignal | None = None,
+        *,
+        max_tokens: int | None = None,
+    ) -> ModelTurn:
+        self.seen.append((list(messages), max_tokens))
+        return ModelTurn(message=InferMessage(role="assistant", content="Paris."), finish_reason="stop")
+
+
+def edit_then_approve(edit: Mapping[str, Any]) -> Answerer:
+    def answer(request: Any) -> Any:
+        if isinstance(request, SamplingRequest):
+            return SamplingAnswer(approves=True, params={**request.params, **edit})
+        return SamplingResultAnswer(approves=True)
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        ({"maxTokens": 0}, "maxTokens must be a whole number of at least 1"),
+        ({"maxTokens": 2.5}, "maxTokens must be a whole number of at least 1"),
+        ({"maxTokens": 43}, "maxTokens may be lowered, not raised above the server's 42"),
+        ({"messages": []}, "messages must be a list of at least one message"),
+        ({"messages": [{"role": "system", "content": {"type": "text", "text": "x"}}]}, "messages.0.role"),
+        ({"messages": [{"role": "user", "content": {"type": "text"}}]}, "messages.0.content"),
+        ({"systemPrompt": 7}, "systemPrompt"),
+        ({"temperature": 2.0}, "only systemPrompt, messages, maxTokens may be edited, not 'temperature'"),
+    ],
+)
+async def test_an_invalid_edit_is_refused_before_the_model_is_asked(
+    tmp_path: Path, journal: RunJournal, edit: dict[str, Any], problem: str
+) -> None:
+    model = RecordingModel()
+    handler = McpRequests(inbox=Inbox(), workspace=tmp_path, provider=model, recorder=journal, timeout=30)
+    answering(handler.inbox, edit_then_approve(edit))
+    with pytest.raises(McpError, match="the edited sampling request is not valid") as refused:
+        await handler.create_message("srv", ASKED)
+    assert problem in refused.value.message
+    assert model.seen == []
+    (refusal,) = decisions(journal)
+    assert (refusal["request"], refusal["decision"], refusal["by"]) == ("sampling", "invalid", "person")
+    assert refusal["edited"] == {**ASKED, **edit} and problem in refusal["reason"]
+
+
+async def test_the_inbox_checks_an_edit_for_the_screen_with_the_same_rules(
+    tmp_path: Path, journal: RunJournal
+) -> None:
+    handler = McpRequests(
+        inbox=Inbox(), workspace=tmp_path, provider=RecordingModel(), recorder=journal, timeout=30
+    )
+    problems: list[str] = []
+
+    def check_then_reject(request: Any) -> Any:
+        for edit in ({"maxTokens": 100}, {"maxTokens": 10}):
+            try:
+                handler.inbox.check_arguments(request.request_id, {**request.params, **edit})
+            except ValidationError as exc:
+                problems.append(exc.message)
+            else:
+                problems.append("passes")
+        return SamplingAnswer(approves=False, reason="checked only")
+
+    answering(handler.inbox, check_then_reject)
+    with pytest.raises(McpError, match="rejected"):
+        await handler.create_message("srv", ASKED)
+    assert problems == ["maxTokens may be lowered, not raised above the server's 42", "passes"]
+
+
+async def test_a_valid_edit_is_what_the_model_gets(tmp_path: Path, journal: RunJournal) -> None:
+    model = RecordingModel()
+    handler = McpRequests(inbox=Inbox(), workspace=tmp_path, provider=model, recorder=journal, timeout=30)
+    edit = {
+        "systemPrompt": "Answer in French.",
+        "messages": [{"role": "user", "content": {"type": "text", "text": "capitale ?"}}],
+        "maxTokens": 5,
+    }
+    answering(handler.inbox, edit_then_approve(edit))
+    result = await handler.create_message("srv", ASKED)
+    assert result["content"] == {"type": "text", "text": "Paris."}
+    [(messages, limit)] = model.seen
+    assert limit == 5
+    assert [(m.role, m.content) for m in messages] == [
+        ("system", "Answer in French."),
+        ("user", "capitale ?"),
+    ]

@@ -15,8 +15,9 @@ import pydantic
 from mcp import types
 from mcp.client.session import ClientRequestContext
 
-from ditto_tui.errors import McpError
+from ditto_tui.errors import McpError, ValidationError
 from ditto_tui.interaction.mcp.port import McpClientRequests
+from ditto_tui.interaction.results import validation_summary
 from ditto_tui.sanitize import sanitize_public_message
 
 USER_REJECTED = -1
@@ -54,6 +55,14 @@ def _message_result(result: Mapping[str, Any]) -> MessageResult:
     if isinstance(content, list) or (isinstance(content, Mapping) and content.get("type") == "tool_use"):
         return types.CreateMessageResultWithTools.model_validate(result)
     return types.CreateMessageResult.model_validate(result)
+
+
+def check_sampling_params(params: Mapping[str, Any]) -> None:
+    """Raise :class:`ValidationError` unless ``params`` are a ``sampling/createMessage`` request's."""
+    try:
+        types.CreateMessageRequestParams.model_validate(params)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(validation_summary(exc)) from None
 
 
 class SessionCallbacks:
