@@ -10,14 +10,13 @@ from rich.text import Text
 from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Static
+from textual.containers import Vertical
+from textual.widgets import Input, Static
 
 from ditto_tui.digest import arguments_digest
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
 from ditto_tui.tui import clock
-from ditto_tui.tui.faults import Guarded
+from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import untrusted_json
 from ditto_tui.tui.widgets.diff import FileWrite, file_write, mcp_file_write, write_diff
 from ditto_tui.tui.widgets.hints import hint_line, risk_of
@@ -26,11 +25,7 @@ from ditto_tui.tui.widgets.inline import one_line
 if TYPE_CHECKING:
     from ditto_tui.tui.widgets.schema_form import SchemaForm
 
-ARM_SECONDS = 0.5
-"""Decision keys do nothing for this long after the view opens, so type-ahead cannot approve."""
-
 Mode = Literal["review", "deny", "edit", "edited"]
-_DECISION_ACTIONS = frozenset({"approve", "approve_always", "deny", "edit", "withdraw"})
 
 
 class ApprovalBackend(Protocol):
@@ -62,7 +57,7 @@ class ApprovalBackend(Protocol):
         ...
 
 
-class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
+class ApprovalModal(DecisionModal[ApprovalDecision]):
     """Tool, title, description, effects, the server's hints, rule, node, the exact arguments and, for a
     call that writes a workspace file (an MCP one too), the diff.
 
@@ -73,8 +68,16 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
     timed out or cancelled with its call. Keys work only after :data:`ARM_SECONDS`; Enter never approves.
     """
 
-    CSS_PATH = "approval.tcss"
+    CSS_PATH = [SHARED_CSS, "approval.tcss"]
     AUTO_FOCUS = "#body"
+    MODES = {
+        "review": frozenset({"approve", "approve_always", "deny", "edit", "withdraw", "later"}),
+        "deny": frozenset({"back"}),
+        "edit": frozenset({"check_edit", "back"}),
+        "edited": frozenset({"approve_edited", "deny", "edit", "withdraw", "back"}),
+    }
+    DECISIONS = frozenset({"approve", "approve_always", "approve_edited", "deny", "edit", "withdraw"})
+    TOPIC = "Approval"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve once"),
         Binding("a", "approve_edited", "Approve edited"),
@@ -87,7 +90,6 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
         Binding("escape", "back", "Back"),
     ]
 
-    heading = getters.query_one("#heading", Static)
     risk = getters.query_one("#risk", Static)
     facts = getters.query_one("#facts", Static)
     queue = getters.query_one("#queue", Static)
@@ -96,34 +98,30 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
     diff_view = getters.query_one("#diff", Static)
     reason = getters.query_one("#reason", Input)
     editor_box = getters.query_one("#editor", Vertical)
-    body = getters.query_one("#body", VerticalScroll)
     hint = getters.query_one("#hint", Static)
 
     def __init__(self, request: ApprovalRequest, backend: ApprovalBackend) -> None:
         super().__init__()
         self.request = request
         self.backend = backend
-        self.armed = False
-        self.mode: Mode = "review"
         self.edited: dict[str, Any] | None = None
-        self._answered = False
 
     # -- layout -----------------------------------------------------------------------------------------
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Static(id="heading")
-            yield Static(id="risk")
-            yield Static(id="facts")
-            yield Static(id="countdown")
-            yield Static(id="queue")
-            with VerticalScroll(id="body"):
-                yield Static(id="arguments")
-                yield Static(id="diff")
-            yield Input(placeholder="Why is it denied? (sent back to the graph; Enter denies)", id="reason")
-            yield Vertical(id="editor")
-            yield Static(id="hint")
-        yield Footer()
+    def compose_above(self) -> ComposeResult:
+        yield Static(id="risk")
+        yield Static(id="facts")
+        yield Static(id="countdown")
+        yield Static(id="queue")
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="arguments")
+        yield Static(id="diff")
+
+    def compose_below(self) -> ComposeResult:
+        yield Input(placeholder="Why is it denied? (sent back to the graph; Enter denies)", id="reason")
+        yield Vertical(id="editor")
+        yield Static(id="hint")
 
     def on_mount(self) -> None:
         request = self.request
@@ -235,19 +233,7 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
             text.append_text(one_line(f"{request.tool} ({request.call.id})"))
         self.queue.update(text)
 
-    def expire(self, why: str) -> None:
-        """The request ended without a decision from here (timeout, cancellation): close."""
-        if self._answered:
-            return
-        self.notify(f"Approval closed: {why}", title="Approval", severity="warning", markup=False)
-        self._close(None)
-
     # -- modes and keys ---------------------------------------------------------------------------------
-
-    def arm(self) -> None:
-        """Enable the decision keys (done :data:`ARM_SECONDS` after the view opens)."""
-        self.armed = True
-        self.refresh_bindings()
 
     @property
     def _timeout(self) -> float | None:
@@ -275,28 +261,6 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
         }
         self.hint.update(Text(hints[mode], style="italic"))
         self.refresh_bindings()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Decision keys are greyed out until armed, and each mode shows only its own keys."""
-        allowed = {
-            "review": {"approve", "approve_always", "deny", "edit", "withdraw", "later"},
-            "deny": {"back"},
-            "edit": {"check_edit", "back"},
-            "edited": {"approve_edited", "deny", "edit", "withdraw", "back"},
-        }[self.mode]
-        if (
-            action in _DECISION_ACTIONS | {"approve_edited", "check_edit", "back", "later"}
-            and action not in allowed
-        ):
-            return False
-        if action in _DECISION_ACTIONS | {"approve_edited"} and not self.armed:
-            return None
-        return True
-
-    def _close(self, decision: ApprovalDecision | None) -> None:
-        if not self._answered:
-            self._answered = True
-            self.dismiss(decision)
 
     def action_approve(self) -> None:
         """Approve this call once, with the arguments shown."""
@@ -377,3 +341,6 @@ class ApprovalModal(Guarded, ModalScreen[ApprovalDecision | None]):
         self._show_arguments(dict(self.request.arguments))
         self._set_mode("review")
         self.body.focus()
+
+
+__all__ = ["ARM_SECONDS", "ApprovalBackend", "ApprovalModal"]

@@ -13,26 +13,24 @@ from rich.text import Text
 from textual import getters
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ditto_tui.supervise.mcp_requests import ElicitationAnswer, ElicitationRequest
-from ditto_tui.tui.faults import Guarded
-from ditto_tui.tui.screens.approval import ARM_SECONDS
+from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import render_untrusted
 from ditto_tui.tui.widgets.inline import one_line
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 
 Check = Callable[[Mapping[str, Any]], None]
-_DECISIONS = frozenset({"accept", "decline", "cancel", "open_url"})
 
 
-class ElicitationModal(Guarded, ModalScreen[ElicitationAnswer | None]):
+class ElicitationModal(DecisionModal[ElicitationAnswer]):
     """One elicitation: ``ctrl+s`` accepts (a form only once it passes its schema), ``ctrl+d`` declines,
     ``escape`` cancels; a URL request also opens on ``o``. Keys work after :data:`ARM_SECONDS`."""
 
-    CSS_PATH = "elicitation.tcss"
+    CSS_PATH = [SHARED_CSS, "elicitation.tcss"]
+    DECISIONS = frozenset({"accept", "decline", "cancel", "open_url"})
+    TOPIC = "Elicitation"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "accept", "Accept"),
         Binding("ctrl+d", "decline", "Decline"),
@@ -40,27 +38,19 @@ class ElicitationModal(Guarded, ModalScreen[ElicitationAnswer | None]):
         Binding("o", "open_url", "Open URL"),
     ]
 
-    heading = getters.query_one("#heading", Static)
     body_text = getters.query_one("#content", Static)
-    body = getters.query_one("#body", VerticalScroll)
 
     def __init__(self, request: ElicitationRequest, check: Check | None = None) -> None:
         super().__init__()
         self.request = request
         self.check = check
-        self.armed = False
-        self._answered = False
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Static(id="heading")
-            with VerticalScroll(id="body"):
-                yield Static(id="content")
-                if self.request.mode == "form":
-                    yield SchemaForm(
-                        self.request.requested_schema, validate=self.check, submit_on_enter=False, id="form"
-                    )
-        yield Footer()
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="content")
+        if self.request.mode == "form":
+            yield SchemaForm(
+                self.request.requested_schema, validate=self.check, submit_on_enter=False, id="form"
+            )
 
     def on_mount(self) -> None:
         request = self.request
@@ -93,29 +83,9 @@ class ElicitationModal(Guarded, ModalScreen[ElicitationAnswer | None]):
         else:
             self.body.focus()
 
-    def arm(self) -> None:
-        """Enable the decision keys."""
-        self.armed = True
-        self.refresh_bindings()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``o`` only for a URL that may be opened; decisions greyed out until armed."""
-        if action == "open_url" and not (self.request.mode == "url" and self.request.url_allowed):
-            return False
-        if action in _DECISIONS and not self.armed:
-            return None
-        return True
-
-    def _close(self, answer: ElicitationAnswer | None) -> None:
-        if not self._answered:
-            self._answered = True
-            self.dismiss(answer)
-
-    def expire(self, why: str) -> None:
-        """The request ended without a decision from here: close."""
-        if not self._answered:
-            self.notify(f"Request closed: {why}", title="Elicitation", severity="warning", markup=False)
-            self._close(None)
+    def offers(self, action: str) -> bool:
+        """``o`` only for a URL that may be opened."""
+        return action != "open_url" or (self.request.mode == "url" and self.request.url_allowed)
 
     def action_accept(self) -> None:
         """Send the form (once it passes its checks), or accept the URL request."""

@@ -14,9 +14,7 @@ from rich.text import Text
 from textual import getters
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from ditto_tui.supervise.mcp_requests import (
     SamplingAnswer,
@@ -25,13 +23,11 @@ from ditto_tui.supervise.mcp_requests import (
     SamplingResultReview,
     message_text,
 )
-from ditto_tui.tui.faults import Guarded
-from ditto_tui.tui.screens.approval import ARM_SECONDS
+from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import editable_json, render_untrusted, untrusted_json
 from ditto_tui.tui.widgets.inline import one_line
 
 Mode = Literal["review", "edit"]
-_DECISIONS = frozenset({"approve", "edit", "reject", "save_edit"})
 _EDITABLE = ("systemPrompt", "messages", "maxTokens")
 
 
@@ -52,15 +48,21 @@ def request_text(request: SamplingRequest) -> Text:
     return Text("\n").join(lines)
 
 
-class SamplingModal(Guarded, ModalScreen[SamplingAnswer | SamplingResultAnswer | None]):
+class SamplingModal(DecisionModal[SamplingAnswer | SamplingResultAnswer]):
     """One sampling request (approve, edit, reject) or the model's answer to one (the same keys).
 
     Dismisses with the answer, or ``None`` when set aside for later. Keys work only after the view has
     been open for :data:`ARM_SECONDS`.
     """
 
-    CSS_PATH = "sampling.tcss"
+    CSS_PATH = [SHARED_CSS, "sampling.tcss"]
     AUTO_FOCUS = "#body"
+    MODES = {
+        "review": frozenset({"approve", "edit", "reject", "later"}),
+        "edit": frozenset({"save_edit", "back"}),
+    }
+    DECISIONS = frozenset({"approve", "edit", "reject", "save_edit"})
+    TOPIC = "Sampling"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve"),
         Binding("e", "edit", "Edit…"),
@@ -70,32 +72,25 @@ class SamplingModal(Guarded, ModalScreen[SamplingAnswer | SamplingResultAnswer |
         Binding("escape", "later", "Later"),
     ]
 
-    heading = getters.query_one("#heading", Static)
     body_text = getters.query_one("#content", Static)
     problem = getters.query_one("#problem", Static)
     editor = getters.query_one("#editor", TextArea)
-    body = getters.query_one("#body", VerticalScroll)
 
     def __init__(self, request: SamplingRequest | SamplingResultReview) -> None:
         super().__init__()
         self.request = request
-        self.armed = False
-        self.mode: Mode = "review"
-        self._answered = False
 
     @property
     def reviewing(self) -> bool:
         """Whether this is the model's answer rather than the server's request."""
         return isinstance(self.request, SamplingResultReview)
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Static(id="heading")
-            with VerticalScroll(id="body"):
-                yield Static(id="content")
-            yield TextArea(id="editor", soft_wrap=True)
-            yield Static(id="problem")
-        yield Footer()
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="content")
+
+    def compose_below(self) -> ComposeResult:
+        yield TextArea(id="editor", soft_wrap=True)
+        yield Static(id="problem")
 
     def on_mount(self) -> None:
         request = self.request
@@ -122,36 +117,11 @@ class SamplingModal(Guarded, ModalScreen[SamplingAnswer | SamplingResultAnswer |
         self.set_timer(ARM_SECONDS, self.arm)
         self._set_mode("review")
 
-    def arm(self) -> None:
-        """Enable the decision keys."""
-        self.armed = True
-        self.refresh_bindings()
-
     def _set_mode(self, mode: Mode) -> None:
         self.mode = mode
         self.editor.display = mode == "edit"
         self.problem.update("")
         self.refresh_bindings()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Review keys in review mode, the save key while editing; greyed out until armed."""
-        allowed = {"review": {"approve", "edit", "reject", "later"}, "edit": {"save_edit", "back"}}[self.mode]
-        if action in _DECISIONS | {"back", "later"} and action not in allowed:
-            return False
-        if action in _DECISIONS and not self.armed:
-            return None
-        return True
-
-    def _close(self, answer: SamplingAnswer | SamplingResultAnswer | None) -> None:
-        if not self._answered:
-            self._answered = True
-            self.dismiss(answer)
-
-    def expire(self, why: str) -> None:
-        """The request ended without a decision from here: close."""
-        if not self._answered:
-            self.notify(f"Sampling closed: {why}", title="Sampling", severity="warning", markup=False)
-            self._close(None)
 
     def action_approve(self) -> None:
         """Approve as shown."""
