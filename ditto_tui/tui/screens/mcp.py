@@ -22,7 +22,9 @@ from ditto_tui.contracts import McpCapability, Observation
 from ditto_tui.errors import DittoError
 from ditto_tui.interaction.mcp import McpOfferChanged
 from ditto_tui.interaction.mcp.drift import McpToolChange, McpToolsChanged
+from ditto_tui.interaction.mcp.registry import PROGRESS_EVENT
 from ditto_tui.interaction.mcp.status import McpServerStatus
+from ditto_tui.runtime import CustomEvent, ExecutionEvent
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.supervise import Verdict
 from ditto_tui.tui.faults import Guarded
@@ -31,6 +33,7 @@ from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.text import render_untrusted, untrusted_json
 from ditto_tui.tui.widgets.diff import unified_diff_text
 from ditto_tui.tui.widgets.mcp_browse_text import bounded, server_info_text
+from ditto_tui.tui.widgets.mcp_call_view import McpCallView
 from ditto_tui.tui.widgets.mcp_pane import McpPane, problem_line
 from ditto_tui.tui.widgets.mcp_prompts import McpPromptsPane
 from ditto_tui.tui.widgets.mcp_resources import McpResourcesPane
@@ -71,6 +74,14 @@ class ToolsChanged(Message):
 
 class OffersChanged(Message):
     """Servers said their resources or prompts changed (what they said waits in the screen's queue)."""
+
+
+class CallProgressed(Message):
+    """A progress notification of a call (an ``mcp_progress`` event's fields)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__()
+        self.data = data
 
 
 class ServerStatusChanged(Message):
@@ -221,18 +232,6 @@ def change_summary(changes: Iterable[McpToolsChanged]) -> Text:
     return Text("\n").join(lines)
 
 
-def observation_text(observation: Observation) -> Text:
-    """An Observation: a status line, then every field as highlighted JSON (cut with a note when huge)."""
-    style = "green" if observation.status == "success" else "red"
-    text = Text("Observation  ", style="bold")
-    text.append(observation.status, style=f"bold {style}")
-    text.append("  ")
-    text.append_text(render_untrusted(observation.source, newlines="visible"))
-    text.append("\n")
-    text.append_text(untrusted_json(observation.model_dump(mode="json", by_alias=True, exclude_none=True)))
-    return bounded(text)
-
-
 # --- the screen ----------------------------------------------------------------------------------------
 
 
@@ -269,6 +268,7 @@ class McpScreen(Guarded, Screen[None]):
         Binding("l", "log_level", "Log level"),
         Binding("e", "show_resources", "Resources"),
         Binding("o", "show_prompts", "Prompts"),
+        Binding("x", "cancel_call", "Cancel call", show=False),
     ]
 
     server_tree = getters.query_one("#mcp-tree", Tree)
@@ -277,7 +277,7 @@ class McpScreen(Guarded, Screen[None]):
     banner = getters.query_one("#mcp-changes", Static)
     invoke_title = getters.query_one("#mcp-invoke-title", Static)
     form_holder = getters.query_one("#mcp-form-holder", Vertical)
-    result = getters.query_one("#mcp-result", Static)
+    call_view = getters.query_one("#mcp-call-view", McpCallView)
     call_button = getters.query_one("#mcp-call", Button)
     server_actions = getters.query_one("#mcp-server-actions", McpServerActions)
     log_level = getters.query_one("#mcp-log-level", Select)
@@ -303,6 +303,7 @@ class McpScreen(Guarded, Screen[None]):
         self._discovering: set[str] = set()
         self._offers: set[tuple[str, str, str | None]] = set()
         self._stop_offers: Any = None
+        self._stop_progress: Any = None
         self._discover_again: set[str] = set()
 
     def compose(self) -> ComposeResult:
@@ -321,7 +322,7 @@ class McpScreen(Guarded, Screen[None]):
                     yield Static(id="mcp-invoke-title")
                     yield Vertical(id="mcp-form-holder")
                     yield Button("Call tool", id="mcp-call", variant="primary", disabled=True)
-                    yield Static(id="mcp-result")
+                    yield McpCallView(self.source, id="mcp-call-view")
                 yield TabPane("Resources", id="mcp-tab-resources")
                 yield TabPane("Prompts", id="mcp-tab-prompts")
         yield Footer()
@@ -332,6 +333,7 @@ class McpScreen(Guarded, Screen[None]):
             lambda status: self.post_message(ServerStatusChanged(status)),
         )
         self._stop_offers = self.source.registry.on_offer_change(self._offer_heard)
+        self._stop_progress = self.source.runtime.subscribe(self._progress_heard)
         self.invoke_title.update(Text("Select a tool to invoke it.", style="dim"))
         self.rebuild_tree()
         self.server_tree.focus()
@@ -343,6 +345,8 @@ class McpScreen(Guarded, Screen[None]):
             self._stop_watching()
         if self._stop_offers is not None:
             self._stop_offers()
+        if self._stop_progress is not None:
+            self._stop_progress()
 
     def _offer_heard(self, change: McpOfferChanged) -> None:
         """Queue what a server said; a burst of notifications is handled once, in the message pump."""
@@ -564,7 +568,8 @@ class McpScreen(Guarded, Screen[None]):
         self.invoke_title.update(title)
         await self.form_holder.mount(SchemaForm(capability.input_schema or {}, id="mcp-form"))
         self.call_button.disabled = False
-        self.result.update("")
+        if not self.call_view.running:
+            self.call_view.ended(Text())
 
     async def action_call_tool(self) -> None:
         """Validate the form and call the tool."""
@@ -589,8 +594,42 @@ class McpScreen(Guarded, Screen[None]):
         waiting = Text("Calling… ", style="bold")
         if verdict.decision == "ask":
             waiting.append("the approval policy asks: decide in the approval view.", style="yellow")
-        self.result.update(waiting)
-        self.invoke(server, tool, event.arguments)
+        self.invoke(server, tool, event.arguments, waiting)
+
+    def action_cancel_call(self) -> None:
+        """Cancel the running call: the server is told (``notifications/cancelled``), the run is cancelled."""
+        if self.call_view.running:
+            self.workers.cancel_group(self, "mcp-invoke")
+
+    @on(McpCallView.CancelRequested)
+    def _cancel_requested(self) -> None:
+        self.action_cancel_call()
+
+    @on(McpCallView.OpenResource)
+    async def _open_resource(self, event: McpCallView.OpenResource) -> None:
+        """A resource link in a result: read it in the Resources tab (of the server that sent it)."""
+        await self.action_show_resources()
+        pane = self.tabs.query_one(McpResourcesPane)
+        if pane.server == event.server:
+            pane.read(event.uri)
+        else:
+            self.notify("The link is from another server than the one selected.", markup=False)
+
+    def _progress_heard(self, event: ExecutionEvent) -> None:
+        if isinstance(event, CustomEvent) and event.name == PROGRESS_EVENT and isinstance(event.data, dict):
+            self.post_message(CallProgressed(event.data))
+
+    @on(CallProgressed)
+    def _call_progressed(self, message: CallProgressed) -> None:
+        data = message.data
+        progress, total, note = data.get("progress"), data.get("total"), data.get("message")
+        if isinstance(progress, int | float):
+            self.call_view.progressed(
+                str(data.get("call_id")),
+                float(progress),
+                float(total) if isinstance(total, int | float) else None,
+                note if isinstance(note, str) else None,
+            )
 
     def action_accept_change(self) -> None:
         """Show how the selected tool changed and accept the new definition only once confirmed."""
@@ -675,24 +714,34 @@ class McpScreen(Guarded, Screen[None]):
         self.show_selected()
 
     @work(exclusive=True, group="mcp-invoke", exit_on_error=False, name="invoke")
-    async def invoke(self, server: str, tool: str, arguments: dict[str, Any]) -> Observation:
-        """Call one tool through the runtime and observe its result."""
-        return await self.source.invoke(server, tool, arguments)
+    async def invoke(
+        self, server: str, tool: str, arguments: dict[str, Any], waiting: Text | None = None
+    ) -> Observation:
+        """Call one tool through the runtime and observe its result; its progress shows meanwhile."""
+        call_id = self.source.next_call_id()
+        self.call_view.started(server, call_id, waiting or Text("Calling…", style="bold"))
+        return await self.source.invoke(server, tool, arguments, call_id)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Show what a discovery or an invocation ended with."""
         worker = event.worker
         if event.state == WorkerState.SUCCESS:
             if worker.name == "invoke" and isinstance(worker.result, Observation):
-                self.result.update(observation_text(worker.result))
+                view = self.call_view
+                blocks = self.source.registry.call_blocks(view.server or "", view.call_id or "")
+                view.ended(worker.result, blocks)
             elif worker.name == "discover":
                 self.rebuild_tree()
         elif event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
             message = public_message_from_exception(worker.error) if worker.error is not None else "cancelled"
             problem = Text(f"The {worker.name} failed: ", style="bold red")
             problem.append_text(render_untrusted(message, newlines="visible"))
-            if worker.name == "invoke":
-                self.result.update(problem)
+            if worker.name == "invoke" and event.state == WorkerState.CANCELLED:
+                self.call_view.ended(
+                    Text("Cancelled: the server was told to stop the call.", style="bold yellow")
+                )
+            elif worker.name == "invoke":
+                self.call_view.ended(problem)
             else:
                 self.notify(message, title=f"The {worker.name} failed", severity="error", markup=False)
                 self.rebuild_tree()

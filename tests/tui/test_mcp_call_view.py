@@ -1,0 +1,144 @@
+"""A tool call from the MCP browser against the real ``server-everything``: what it shows while it runs
+(progress, a cancel key) and what came back (an image drawn, media saved, links opened, annotations)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Input, OptionList, ProgressBar, Tree
+
+from ditto_tui.home import runs_dir
+from ditto_tui.supervise import StaticApprover
+from ditto_tui.tui.mcp_source import McpSource, open_mcp_source
+from ditto_tui.tui.screens.mcp import McpScreen
+from ditto_tui.tui.widgets.mcp_call_view import McpCallView
+from ditto_tui.tui.widgets.mcp_image import image_cells
+from ditto_tui.tui.widgets.schema_form import SchemaForm
+from tests.mcp.mcp_helpers import node_server
+from tests.tui.browser_fixtures import ScreenApp, runtime_config, screen_text
+from tests.tui.run_fixtures import wait_until
+
+
+@pytest.fixture
+async def source(tmp_path: Path) -> AsyncIterator[McpSource]:
+    (tmp_path / "work").mkdir()
+    config = runtime_config(
+        {
+            "sandbox": {"mcp": ["everything"]},
+            "mcp": {"servers": {"everything": node_server("mcp-server-everything", "stdio")}},
+            "approval": {"rules": [{"mcp": "everything:*", "decision": "allow"}]},
+        }
+    )
+    async with open_mcp_source(
+        config, tmp_path / "work", StaticApprover("deny"), log_dir=tmp_path / "logs"
+    ) as opened:
+        yield opened
+
+
+async def _call(
+    app: ScreenApp, pilot: Any, tool: str, arguments: dict[str, Any] | None = None
+) -> McpCallView:
+    """Select ``tool`` in the tree, open its form, fill it (as JSON) and call it."""
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, McpScreen)
+    tree: Tree[Any] = screen.query_one("#mcp-tree", Tree)
+    tree.focus()
+    server = next(node for node in tree.root.children if node.data == ("everything", None))
+    server.expand()
+    await pilot.pause()
+    tree.move_cursor(next(node for node in server.children if node.data == ("everything", tool)))
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: bool(screen.form_holder.query(SchemaForm)))
+    form = screen.form_holder.query_one(SchemaForm)
+    if arguments is not None:
+        await pilot.press("ctrl+t")  # the JSON editor
+        await wait_until(pilot, lambda: form.json_mode)
+        form.query_one("#schema-json").text = json.dumps(arguments)  # type: ignore[attr-defined]
+    await pilot.press("ctrl+r")
+    return screen.call_view
+
+
+async def test_an_image_result_is_drawn_and_saved_under_the_workspace(source: McpSource) -> None:
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 60)) as pilot:
+        view = await _call(app, pilot, "get-tiny-image")
+        await wait_until(pilot, lambda: not view.running and bool(view.blocks))
+        image = next(block for block in view.blocks if block.kind == "image")
+        data = image.payload()
+        assert data is not None
+        text = screen_text(app)
+        assert f"Image  image/png  {len(data):,} bytes  (w saves it)" in text
+        drawn = image_cells(data)
+        assert not isinstance(drawn, str) and drawn.plain.splitlines()[0] in text  # the half cells
+        assert "Observation  success  everything:get-tiny-image" in text
+        items = app.screen.query_one("#mcp-call-items", OptionList)
+        items.focus()
+        items.highlighted = 0
+        await pilot.press("w")
+        box = app.screen.query_one("#mcp-call-save-name", Input)
+        assert box.has_focus
+        box.value = "../outside.png"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "Not saved: path contains a '..' component" in screen_text(app))
+        box.value = "images/tiny.png"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: f"Saved {len(data):,} bytes to images/tiny.png" in screen_text(app))
+    assert (source.workspace / "images" / "tiny.png").read_bytes() == data
+    assert not (source.workspace.parent / "outside.png").exists()
+
+
+async def test_a_resource_link_in_a_result_opens_the_resource(source: McpSource) -> None:
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 60)) as pilot:
+        view = await _call(app, pilot, "get-resource-links", {"count": 2})
+        await wait_until(pilot, lambda: len(view.items) == 2)
+        text = screen_text(app)
+        assert "Resource link demo://resource/dynamic/text/2  text/plain" in text
+        assert "Text Resource 2 — Resource 2: plaintext resource" in text
+        items = app.screen.query_one("#mcp-call-items", OptionList)
+        items.focus()
+        items.highlighted = 1
+        await pilot.press("enter")
+        assert app.screen.query_one("#mcp-tabs").active == "mcp-tab-resources"  # type: ignore[attr-defined]
+        await wait_until(pilot, lambda: "Resource 2: This is a plaintext resource" in screen_text(app))
+
+
+async def test_content_annotations_show_beside_their_block(source: McpSource) -> None:
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 60)) as pilot:
+        view = await _call(
+            app, pilot, "get-annotated-message", {"messageType": "error", "includeImage": False}
+        )
+        await wait_until(pilot, lambda: not view.running and bool(view.blocks))
+        text = screen_text(app)
+        assert "Text  [for user and assistant, priority 1.0]" in text and "Error: Operation failed" in text
+        assert '"annotations"' in text  # kept in the Observation's metadata too
+
+
+async def test_a_long_call_shows_its_progress_and_x_cancels_it(source: McpSource) -> None:
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 60)) as pilot:
+        view = await _call(app, pilot, "trigger-long-running-operation", {"duration": 30, "steps": 30})
+        bar = view.query_one(ProgressBar)
+        await wait_until(pilot, lambda: bar.total == 30 and (bar.progress or 0) >= 1)
+        assert view.running and " of 30" in screen_text(app)
+        app.screen.query_one("#mcp-tree").focus()
+        await pilot.press("x")
+        await wait_until(pilot, lambda: not view.running)
+        assert "Cancelled: the server was told to stop the call." in screen_text(app)
+        runs = [json.loads(line) for line in _journal_lines(source)]
+        assert any(line.get("kind") == "run_finished" and line.get("status") == "cancelled" for line in runs)
+
+
+def _journal_lines(source: McpSource) -> list[str]:
+    return [
+        line
+        for path in sorted(runs_dir(source.workspace).rglob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
