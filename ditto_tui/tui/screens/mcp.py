@@ -34,6 +34,7 @@ from ditto_tui.tui.text import render_untrusted, untrusted_json
 from ditto_tui.tui.widgets.diff import unified_diff_text
 from ditto_tui.tui.widgets.mcp_browse_text import bounded, server_info_text
 from ditto_tui.tui.widgets.mcp_call_view import McpCallView
+from ditto_tui.tui.widgets.mcp_logs import McpLogsPane
 from ditto_tui.tui.widgets.mcp_pane import McpPane, problem_line
 from ditto_tui.tui.widgets.mcp_prompts import McpPromptsPane
 from ditto_tui.tui.widgets.mcp_resources import McpResourcesPane
@@ -238,6 +239,7 @@ def change_summary(changes: Iterable[McpToolsChanged]) -> Text:
 _PANES: dict[str, type[McpPane]] = {
     "mcp-tab-resources": McpResourcesPane,
     "mcp-tab-prompts": McpPromptsPane,
+    "mcp-tab-logs": McpLogsPane,
 }
 """The browse panes, by the tab that holds them (each made when its tab is first shown)."""
 
@@ -254,7 +256,8 @@ class McpScreen(Guarded, Screen[None]):
         "server said about itself (version, instructions, capabilities), each tool's description, schemas, "
         "annotations and approval rule. Invoke a tool from a form built from its input schema; the call "
         "goes through the sandbox and the approval gate like a graph's calls. The Resources and Prompts "
-        "tabs browse the selected server; the Detail tab pings it and sets its log level."
+        "tabs browse the selected server, the Logs tab shows its log live (ditto's notes, stderr, log "
+        "messages); the Detail tab pings it and sets its log level."
     )
     COMMANDS: ClassVar[set[Any]] = {lambda: McpCommands}
 
@@ -268,6 +271,7 @@ class McpScreen(Guarded, Screen[None]):
         Binding("l", "log_level", "Log level"),
         Binding("e", "show_resources", "Resources"),
         Binding("o", "show_prompts", "Prompts"),
+        Binding("g", "show_logs", "Logs"),
         Binding("x", "cancel_call", "Cancel call", show=False),
     ]
 
@@ -325,6 +329,7 @@ class McpScreen(Guarded, Screen[None]):
                     yield McpCallView(self.source, id="mcp-call-view")
                 yield TabPane("Resources", id="mcp-tab-resources")
                 yield TabPane("Prompts", id="mcp-tab-prompts")
+                yield TabPane("Logs", id="mcp-tab-logs")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -483,6 +488,13 @@ class McpScreen(Guarded, Screen[None]):
         pane = await self.mount_pane()
         if pane is not None:
             pane.query_one("#mcp-prompt-list").focus()
+
+    async def action_show_logs(self) -> None:
+        """Show the selected server's log, live."""
+        self.tabs.active = "mcp-tab-logs"
+        pane = await self.mount_pane()
+        if pane is not None:
+            pane.query_one("#mcp-log").focus()
 
     def _selected_server(self) -> str | None:
         if self.selected is None or not self.source.server(self.selected[0]).callable:
