@@ -95,3 +95,14 @@ async def test_a_flood_of_lines_is_drawn_once_per_frame_and_bounded(source: McpS
             source.registry.report_log("elsewhere", "[log]", "not this server")
         await wait_until(pilot, lambda: len(pane.lines) == before + 500)
         assert "not this server" not in _log_text(pane) and "info burst: 499" in _log_text(pane)
+
+
+async def test_m17_a_log_flood_reaches_the_pane_rate_limited_and_redacted(source: McpSource) -> None:
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = await _logs(app, pilot, "hostile")
+        await source.invoke("hostile", "flood", {"count": 2000, "secret": "hunter2-secret"})
+        await wait_until(pilot, lambda: "dropping the rest" in _log_text(pane))
+        logged = [line for line in pane.query_one(Log).lines if line.startswith("[log] ")]
+        assert 0 < len(logged) <= 100 and "hunter2" not in _log_text(pane)
+        assert app.is_running
