@@ -6,7 +6,7 @@ elicitation open their own views; all come from the one inbox, in the order they
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from textual.app import App
@@ -110,14 +110,15 @@ def _server_view(request: InboxRequest, bridge: RunBridge) -> Any:
     """The view that answers ``request`` (its modules load only when a server asks)."""
     from ditto_tui.supervise.mcp_requests import ElicitationRequest, SamplingRequest, SamplingResultReview
 
+    def check(value: Mapping[str, Any]) -> None:
+        bridge.approver.check_arguments(request.request_id, value)
+
     if isinstance(request, ElicitationRequest):
         from ditto_tui.tui.screens.elicitation import ElicitationModal
 
-        return ElicitationModal(
-            request, lambda content: bridge.approver.check_arguments(request.request_id, content)
-        )
+        return ElicitationModal(request, check)
     from ditto_tui.tui.screens.sampling import SamplingModal
 
     if not isinstance(request, SamplingRequest | SamplingResultReview):
         raise TypeError(f"no view answers a {request.kind!r} request")
-    return SamplingModal(request)
+    return SamplingModal(request, check)
