@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from rich.text import Text
 
@@ -17,14 +19,19 @@ __all__ = [
     "LOGGING_LEVELS",
     "MAX_RESULT_CHARS",
     "MAX_RESULT_LINES",
+    "MAX_COMPLETIONS",
     "bounded",
     "capability_summary",
+    "completion_page",
+    "expand_template",
     "ReadContent",
     "item_label",
     "prompt_messages_text",
     "read_contents",
     "resource_text",
     "server_info_text",
+    "template_variables",
+    "unfilled_variables",
 ]
 
 MAX_RESULT_LINES = 2000
@@ -221,3 +228,160 @@ def prompt_messages_text(result: Mapping[str, Any]) -> Text:
         text.append("\n\n")
     text.rstrip()
     return text
+
+
+# -- resource templates (RFC 6570) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Operator:
+    """How one kind of ``{…}`` expression expands (RFC 6570 appendix A); a value given empty is
+    treated as undefined, so the table needs no "if empty" column."""
+
+    first: str
+    separator: str
+    named: bool
+    reserved: bool
+
+
+_OPERATORS = {
+    "": _Operator(first="", separator=",", named=False, reserved=False),
+    "+": _Operator(first="", separator=",", named=False, reserved=True),
+    "#": _Operator(first="#", separator=",", named=False, reserved=True),
+    ".": _Operator(first=".", separator=".", named=False, reserved=False),
+    "/": _Operator(first="/", separator="/", named=False, reserved=False),
+    ";": _Operator(first=";", separator=";", named=True, reserved=False),
+    "?": _Operator(first="?", separator="&", named=True, reserved=False),
+    "&": _Operator(first="&", separator="&", named=True, reserved=False),
+}
+_RESERVED = ":/?#[]@!$&'()*+,;="
+_TRIPLET = re.compile(r"%[0-9A-Fa-f]{2}")
+_EXPRESSION = re.compile(r"\{([^{}]*)\}")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Variable:
+    name: str
+    prefix: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Expression:
+    raw: str
+    operator: str
+    variables: tuple[_Variable, ...]
+
+
+def _variable(spec: str) -> _Variable | None:
+    spec = spec.strip().removesuffix("*")  # explode only changes lists and maps; values here are strings
+    name, colon, length = spec.partition(":")
+    if not name:
+        return None
+    prefix = int(length) if colon and length.isdigit() and 0 < int(length) < 10_000 else None
+    return _Variable(name=name, prefix=prefix)
+
+
+def _expression(raw: str, body: str) -> _Expression | None:
+    """One ``{…}``; ``None`` for one with no variable or an operator RFC 6570 reserves (kept as text)."""
+    first = body[:1]
+    if first and first in "=,!@|":
+        return None
+    operator = first if first and first in _OPERATORS else ""
+    found = (_variable(spec) for spec in body[len(operator) :].split(","))
+    variables = tuple(variable for variable in found if variable is not None)
+    return _Expression(raw=raw, operator=operator, variables=variables) if variables else None
+
+
+def _parts(template: str) -> list[str | _Expression]:
+    parts: list[str | _Expression] = []
+    end = 0
+    for match in _EXPRESSION.finditer(template):
+        expression = _expression(match.group(0), match.group(1))
+        if expression is not None:
+            parts += [template[end : match.start()], expression]
+            end = match.end()
+    parts.append(template[end:])
+    return [part for part in parts if part != ""]
+
+
+def template_variables(template: str) -> list[str]:
+    """The variable names of a URI template, in order of first use (``{a}``, ``{+a}``, ``{?a,b}``, …)."""
+    names: dict[str, None] = {}
+    for part in _parts(template):
+        if isinstance(part, _Expression):
+            names.update((variable.name, None) for variable in part.variables)
+    return list(names)
+
+
+def unfilled_variables(template: str, values: Mapping[str, str]) -> list[str]:
+    """Variables a read cannot do without: those of plain ``{a}`` and ``{+a}`` expressions still empty.
+
+    The other forms (``{/a}``, ``{.a}``, ``{#a}``, ``{;a}``, ``{?a}``, ``{&a}``) are optional parts of a
+    URI and expand to nothing when empty.
+    """
+    needed = [
+        variable.name
+        for part in _parts(template)
+        if isinstance(part, _Expression) and part.operator in ("", "+")
+        for variable in part.variables
+    ]
+    return [name for name in dict.fromkeys(needed) if not values.get(name)]
+
+
+def _encoded(value: str, reserved: bool) -> str:
+    """``value`` percent-encoded as UTF-8: only unreserved characters kept, or reserved ones and ``%XX``."""
+    if not reserved:
+        return quote(value, safe="", errors="replace")
+    pieces = _TRIPLET.split(value)
+    triplets = [*_TRIPLET.findall(value), ""]
+    return "".join(
+        quote(piece, safe=_RESERVED, errors="replace") + triplet
+        for piece, triplet in zip(pieces, triplets, strict=True)
+    )
+
+
+def _expanded(expression: _Expression, values: Mapping[str, str], keep_unfilled: bool) -> str:
+    operator = _OPERATORS[expression.operator]
+    items = []
+    for variable in expression.variables:
+        value = values.get(variable.name)
+        if not value:
+            continue
+        encoded = _encoded(value[: variable.prefix], operator.reserved)
+        items.append(f"{variable.name}={encoded}" if operator.named else encoded)
+    if not items:
+        return expression.raw if keep_unfilled else ""
+    return operator.first + operator.separator.join(items)
+
+
+def expand_template(template: str, values: Mapping[str, str], *, keep_unfilled: bool = False) -> str:
+    """The URI ``template`` names with ``values`` put in, each percent-encoded as its operator requires.
+
+    An empty or missing value is undefined (RFC 6570): its part expands to nothing; with
+    ``keep_unfilled`` an expression none of whose variables has a value stays as written, so a preview
+    still shows what is left to fill in.
+    """
+    return "".join(
+        _expanded(part, values, keep_unfilled) if isinstance(part, _Expression) else part
+        for part in _parts(template)
+    )
+
+
+MAX_COMPLETIONS = 100
+"""The most completion values offered at once (the most a ``completion/complete`` result may hold)."""
+
+
+def completion_page(result: Mapping[str, Any]) -> tuple[list[str], int]:
+    """A ``completion/complete`` result: its string values (at most 100), and how many more it says exist.
+
+    ``hasMore`` without a ``total`` counts as one more.
+    """
+    found = result.get("values")
+    values = [value for value in found if isinstance(value, str)] if isinstance(found, list) else []
+    shown = values[:MAX_COMPLETIONS]
+    total = result.get("total")
+    more = total - len(shown) if isinstance(total, int) and not isinstance(total, bool) else 0
+    more = max(more, len(values) - len(shown))
+    if more <= 0 and result.get("hasMore") is True:
+        more = 1
+    return shown, max(more, 0)

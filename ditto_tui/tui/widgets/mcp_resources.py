@@ -10,28 +10,215 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import Worker
 
 from ditto_tui.errors import DittoError
 from ditto_tui.tui.mcp_source import McpSource
-from ditto_tui.tui.text import render_untrusted
+from ditto_tui.tui.text import is_plain_line, render_untrusted
 from ditto_tui.tui.widgets.mcp_browse_text import (
     ReadContent,
     bounded,
+    completion_page,
+    expand_template,
     item_label,
     page_items,
     read_contents,
     resource_text,
+    template_variables,
+    unfilled_variables,
 )
 from ditto_tui.tui.widgets.mcp_pane import McpPane, problem_line
 from ditto_tui.tui.widgets.mcp_save import save_under_workspace
 
-__all__ = ["McpResourcesPane"]
+__all__ = ["McpResourcesPane", "TemplateForm", "TemplateVariable"]
 
 Kind = Literal["resources", "templates"]
 _KEYS: dict[Kind, str] = {"resources": "resources", "templates": "resourceTemplates"}
+
+
+class TemplateVariable(Input):
+    """The value of one variable of the chosen resource template."""
+
+    def __init__(self, variable: str, *, id: str) -> None:
+        super().__init__(
+            placeholder="value (ctrl+g: the server's completions)",
+            compact=True,
+            id=id,
+            classes="mcp-template-value",
+        )
+        self.variable = variable
+
+
+class TemplateForm(Vertical):
+    """One input per variable of a resource template; the server's completions are offered to pick from.
+
+    It asks for completions and hands over the URI it built with messages; the pane talks to the server.
+    """
+
+    DEFAULT_CSS = """
+    TemplateForm { height: auto; margin-bottom: 1; }
+    TemplateForm > .mcp-template-title, TemplateForm > .mcp-template-note { height: auto; }
+    TemplateForm > .mcp-template-row { height: 1; }
+    TemplateForm .mcp-template-name {
+        width: 20; margin-right: 1; text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    TemplateForm .mcp-template-value { width: 1fr; }
+    TemplateForm > #mcp-template-completions { display: none; height: auto; max-height: 8; }
+    TemplateForm > #mcp-template-completions.-shown { display: block; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+g", "complete", "Complete"),
+        Binding("escape", "close_completions", "Close completions", show=False),
+    ]
+
+    class CompletionAsked(Message):
+        """The person asked for completions of ``field``'s variable."""
+
+        def __init__(self, form: TemplateForm, field: TemplateVariable) -> None:
+            super().__init__()
+            self.form = form
+            self.field = field
+
+    class Filled(Message):
+        """A variable changed: ``preview`` is the URI so far, unfilled parts as written."""
+
+        def __init__(self, preview: str) -> None:
+            super().__init__()
+            self.preview = preview
+
+    class Submitted(Message):
+        """Every needed variable is filled in: ``uri`` is the template expanded with them."""
+
+        def __init__(self, uri: str) -> None:
+            super().__init__()
+            self.uri = uri
+
+    def __init__(self, template: Mapping[str, Any]) -> None:
+        super().__init__(id="mcp-template-form")
+        self.template = template
+        self.uri_template = str(template.get("uriTemplate", ""))
+        self.variables = template_variables(self.uri_template)
+        self.completing: TemplateVariable | None = None
+        self.completions: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        title = Text("Template ", style="bold").append_text(item_label(self.template, key=""))
+        yield Static(title, classes="mcp-template-title")
+        for index, name in enumerate(self.variables):
+            with Horizontal(classes="mcp-template-row"):
+                yield Static(
+                    render_untrusted(name, newlines="visible", style="bold"), classes="mcp-template-name"
+                )
+                yield TemplateVariable(name, id=f"mcp-template-var-{index}")
+        yield OptionList(id="mcp-template-completions")
+        yield Static(
+            Text("Tab to a variable; ctrl+g asks the server for completions; Enter reads.", style="dim"),
+            classes="mcp-template-note",
+        )
+
+    def fields(self) -> list[TemplateVariable]:
+        """The inputs, one per variable, in the template's order."""
+        return list(self.query(TemplateVariable))
+
+    def values(self) -> dict[str, str]:
+        """The variables filled in so far."""
+        return {field.variable: field.value for field in self.fields() if field.value}
+
+    def preview(self) -> str:
+        """The URI so far: filled variables put in, unfilled expressions as written."""
+        return expand_template(self.uri_template, self.values(), keep_unfilled=True)
+
+    def note(self, text: Text | str) -> None:
+        """Show ``text`` (fixed wording or rendered untrusted text) under the form."""
+        self.query_one(".mcp-template-note", Static).update(text if isinstance(text, Text) else Text(text))
+
+    def _completion_list(self) -> OptionList:
+        return self.query_one("#mcp-template-completions", OptionList)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "complete":
+            return isinstance(self.screen.focused, TemplateVariable)
+        if action == "close_completions":
+            return self._completion_list().has_class("-shown")
+        return True
+
+    def action_complete(self) -> None:
+        """Ask the server to complete the focused variable's value."""
+        field = self.screen.focused
+        if isinstance(field, TemplateVariable):
+            self.note(Text("Asking the server for completions…", style="italic"))
+            self.post_message(self.CompletionAsked(self, field))
+
+    def action_close_completions(self) -> None:
+        """Hide the completions and go back to the variable they were for."""
+        self._close_completions()
+        if self.completing is not None:
+            self.completing.focus()
+
+    def _close_completions(self) -> None:
+        self._completion_list().remove_class("-shown")
+
+    def offer(self, field: TemplateVariable, values: list[str], more: int) -> None:
+        """Show the server's completions of ``field`` to pick from; a value that is no plain line is not."""
+        name = render_untrusted(field.variable, newlines="visible", style="bold")
+        if not values:
+            self.note(Text("The server has no completions for ").append_text(name).append("."))
+            return
+        self.completing, self.completions = field, values
+        listing = self._completion_list()
+        listing.clear_options()
+        for index, value in enumerate(values):
+            label = render_untrusted(value, newlines="visible")
+            plain = is_plain_line(value)
+            if not plain:
+                label.append("  (not plain one-line text)", style="dim")
+            listing.add_option(Option(label, id=f"value:{index}", disabled=not plain))
+        listing.add_class("-shown")
+        listing.highlighted = next((i for i, value in enumerate(values) if is_plain_line(value)), None)
+        if self.screen.focused is field:
+            listing.focus()
+        note = Text(f"{len(values)} completions of ").append_text(name)
+        note.append(f" (+{more} more)" if more else "")
+        self.note(note.append(" from the server: Enter or a click picks one, Escape goes back."))
+
+    @on(OptionList.OptionSelected, "#mcp-template-completions")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        field = self.completing
+        if field is None:
+            return
+        field.value = self.completions[int((event.option.id or "value:0").split(":")[1])]
+        field.cursor_position = len(field.value)
+        self._close_completions()
+        field.focus()
+        self.note(Text("Picked; Enter reads the resource.", style="dim"))
+
+    @on(Input.Changed, ".mcp-template-value")
+    def _changed(self, event: Input.Changed) -> None:
+        event.stop()
+        if event.input is self.completing:
+            self._close_completions()  # they completed the value before this change
+        self.post_message(self.Filled(self.preview()))
+
+    @on(Input.Submitted, ".mcp-template-value")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.submit()
+
+    def submit(self) -> None:
+        """Build the URI and hand it over, or say which needed variable is still empty."""
+        values = self.values()
+        missing = unfilled_variables(self.uri_template, values)
+        if missing:
+            name = render_untrusted(missing[0], newlines="visible", style="bold")
+            self.note(Text("Fill in ").append_text(name).append(" first (ctrl+g asks the server)."))
+            self.fields()[self.variables.index(missing[0])].focus()
+            return
+        self.post_message(self.Submitted(expand_template(self.uri_template, values)))
 
 
 class McpResourcesPane(McpPane):
@@ -40,7 +227,8 @@ class McpResourcesPane(McpPane):
     TITLE = "MCP resources"
     HELP = (
         "The selected server's resources and templates, a page at a time. Enter on a resource reads it "
-        "(its text shown as plain text); on a template puts its URI in the box to fill in and read. "
+        "(its text shown as plain text); on a template puts its URI in the box and opens a form for its "
+        "variables, where ctrl+g offers the server's completions and Enter reads the URI it builds. "
         "Binary contents show their type and size and can be saved as a new file under the workspace."
     )
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -48,6 +236,10 @@ class McpResourcesPane(McpPane):
         Binding("u", "subscribe", "Subscribe"),
         Binding("w", "save", "Save bytes"),
     ]
+
+    DEFAULT_CSS = """
+    McpResourcesPane > #mcp-template-holder { height: auto; }
+    """
 
     def __init__(self, source: McpSource, *, id: str | None = None) -> None:
         super().__init__(source, id=id)
@@ -58,6 +250,8 @@ class McpResourcesPane(McpPane):
         self.subscribed: set[str] = set()
         self.updated: dict[str, str] = {}
         """When each subscribed resource was last said to be updated (HH:MM:SS), by URI."""
+        self.paging: Worker[None] | None = None
+        """The listing in flight: a next page is asked for only once it is done."""
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Select a server.", style="dim"), classes="mcp-pane-status")
@@ -65,6 +259,7 @@ class McpResourcesPane(McpPane):
         yield Input(
             placeholder="URI to read (fill in a template's {variables}); Enter reads", id="mcp-resource-uri"
         )
+        yield Vertical(id="mcp-template-holder")
         with Horizontal(classes="mcp-pane-buttons"):
             yield Button("Read", id="mcp-resource-read", compact=True)
             yield Button("Subscribe", id="mcp-resource-subscribe", compact=True)
@@ -77,6 +272,8 @@ class McpResourcesPane(McpPane):
     # -- the list -------------------------------------------------------------------------------------
 
     def reset(self) -> None:
+        self._stop_paging()
+        self.query_one("#mcp-template-holder", Vertical).remove_children()
         self.items = {"resources": [], "templates": []}
         self.cursors = {"resources": None, "templates": None}
         self.contents, self.read_uri = [], None
@@ -89,7 +286,13 @@ class McpResourcesPane(McpPane):
 
     def load(self, server: str) -> None:
         self.say(Text("Listing resources and templates…", style="italic"))
-        self.list_pages(server, ["resources", "templates"])
+        self.paging = self.list_pages(server, ["resources", "templates"])
+
+    def _stop_paging(self) -> None:
+        """Drop a listing in flight: its cursor belongs to a list that is gone."""
+        if self.paging is not None:
+            self.paging.cancel()
+            self.paging = None
 
     def _options(self) -> list[Option | None]:
         options: list[Option | None] = []
@@ -168,6 +371,7 @@ class McpResourcesPane(McpPane):
         if server is None or self.loaded_for != server:
             return
         if kind == "resources":
+            self._stop_paging()
             self.relist(server)
         elif kind == "resource" and uri is not None and uri in self.subscribed:
             self.updated[uri] = time.strftime("%H:%M:%S")
@@ -177,27 +381,92 @@ class McpResourcesPane(McpPane):
 
     def action_more(self) -> None:
         """List the next page of resources (or templates, once every resource is listed)."""
+        if self.paging is not None and not self.paging.is_finished:
+            return  # the page asked for is on its way; asking again would list it twice
         kinds: list[Kind] = [kind for kind in ("resources", "templates") if self.cursors[kind] is not None]
         if self.server is None or not kinds:
             self.say("Everything is listed.")
             return
         self.say(Text("Listing the next page…", style="italic"))
-        self.list_pages(self.server, kinds[:1])
+        self.paging = self.list_pages(self.server, kinds[:1])
 
     @on(OptionList.OptionSelected, "#mcp-resource-list")
-    def _chosen(self, event: OptionList.OptionSelected) -> None:
+    async def _chosen(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         kind, _, index = (event.option.id or "").partition(":")
-        uri_box = self.query_one("#mcp-resource-uri", Input)
         if kind == "more":
             self.action_more()
         elif kind == "resources":
             uri = str(self.items["resources"][int(index)].get("uri", ""))
             self.read(uri)
         elif kind == "templates":
-            uri_box.value = str(self.items["templates"][int(index)].get("uriTemplate", ""))
-            uri_box.focus()
-            self.say("Fill in the template's variables and press Enter to read it.")
+            await self.open_template(self.items["templates"][int(index)])
+
+    # -- templates ------------------------------------------------------------------------------------
+
+    async def open_template(self, template: Mapping[str, Any]) -> None:
+        """Put ``template``'s URI in the box and open a form for its variables below it."""
+        plain = self._put_in_box(str(template.get("uriTemplate", "")))
+        holder = self.query_one("#mcp-template-holder", Vertical)
+        await holder.remove_children()
+        form = TemplateForm(template)
+        if form.variables:
+            await holder.mount(form)
+        if not plain:
+            self.say("The template's URI holds control or hidden characters: it is not put in the box.")
+        elif form.variables:
+            self.say("Fill in the template's variables below (Tab), or edit the URI; Enter reads it.")
+        else:
+            self.say("The template has no variables: Enter reads it.")
+        self.query_one("#mcp-resource-uri", Input).focus()
+
+    def _put_in_box(self, uri: str) -> bool:
+        """Show ``uri`` in the URI box; one with control or hidden characters is kept out of the input."""
+        plain = is_plain_line(uri)
+        self.query_one("#mcp-resource-uri", Input).value = uri if plain else ""
+        return plain
+
+    @on(TemplateForm.Filled)
+    def _template_filled(self, event: TemplateForm.Filled) -> None:
+        event.stop()
+        self._put_in_box(event.preview)
+
+    @on(TemplateForm.Submitted)
+    def _template_submitted(self, event: TemplateForm.Submitted) -> None:
+        event.stop()
+        self._put_in_box(event.uri)
+        self.read(event.uri)
+
+    @on(TemplateForm.CompletionAsked)
+    def _completion_asked(self, event: TemplateForm.CompletionAsked) -> None:
+        event.stop()
+        if self.server is None:
+            return
+        if not self._completes(self.server):
+            event.form.note("The server offers no completions (it does not declare the capability).")
+            return
+        self.complete_variable(self.server, event.form, event.field)
+
+    def _completes(self, server: str) -> bool:
+        try:
+            return "completions" in self.source.server_info(server).capabilities
+        except DittoError:
+            return False
+
+    @work(exclusive=True, group="mcp-resources-complete", exit_on_error=False, name="completion")
+    async def complete_variable(self, server: str, form: TemplateForm, field: TemplateVariable) -> None:
+        """Ask the server to complete ``field``'s variable, the other filled variables as context."""
+        context = {name: value for name, value in form.values().items() if name != field.variable}
+        ref = {"type": "ref/resource", "uri": form.uri_template}
+        argument = {"name": field.variable, "value": field.value}
+        try:
+            result = await self.source.registry.complete(server, ref, argument, context)
+        except DittoError as exc:
+            if server == self.server and form.is_attached:
+                form.note(problem_line("Completion", exc))
+            return
+        if server == self.server and form.is_attached:
+            form.offer(field, *completion_page(result))
 
     # -- reading --------------------------------------------------------------------------------------
 
@@ -218,7 +487,10 @@ class McpResourcesPane(McpPane):
         listing = self.query_one("#mcp-resource-list", OptionList)
         typed = self.query_one("#mcp-resource-uri", Input).value.strip()
         option = listing.highlighted_option
-        if typed:
+        forms = self.query(TemplateForm)
+        if forms and typed == forms.first().preview():
+            forms.first().submit()
+        elif typed:
             self.read(typed)
         elif option is not None and (option.id or "").startswith("resources:"):
             self.read(str(self.items["resources"][int((option.id or "").split(":")[1])].get("uri", "")))
