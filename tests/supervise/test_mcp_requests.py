@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +19,11 @@ from ditto_tui.config import parse_config_text
 from ditto_tui.contracts import ExternalResult, ToolCall
 from ditto_tui.errors import ConfigError, McpError, ValidationError
 from ditto_tui.headless import run_headless
-from ditto_tui.infer import (
-    InferMessage,
-    ModelTurn,
-    ToolSpec,
-    create_openai_compatible_provider,
-    create_scripted_provider,
-)
+from ditto_tui.infer import create_openai_compatible_provider, create_scripted_provider
 from ditto_tui.interaction import McpRegistry, open_mcp_servers
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph
 from ditto_tui.session import open_runtime
-from ditto_tui.signal import CancelSignal
 from ditto_tui.supervise import Inbox, QueueApprover, StaticApprover
 from ditto_tui.supervise.journal import CLIENT_REQUESTS_PLAN, RunJournal, read_journal
 from ditto_tui.supervise.mcp_requests import (
@@ -438,22 +431,18 @@ ASKED = {
 }
 
 
-class RecordingModel:
-    """A model that answers every conversation alike and keeps what it was given."""
+@pytest.fixture
+async def chat() -> AsyncIterator[ChatServer]:
+    """A loopback chat-completions server that answers "Paris." once."""
+    async with chat_server() as running:
+        running.replies.append(Reply(body=completion("Paris.")))
+        yield running
 
-    def __init__(self) -> None:
-        self.seen: list[tuple[list[InferMessage], int | None]] = []
 
-    async def sample(
-        self,
-        messages: Sequence[InferMessage],
-        tools: Sequence[ToolSpec],
-        signal: CancelSignal | None = None,
-        *,
-        max_tokens: int | None = None,
-    ) -> ModelTurn:
-        self.seen.append((list(messages), max_tokens))
-        return ModelTurn(message=InferMessage(role="assistant", content="Paris."), finish_reason="stop")
+def through(chat: ChatServer, workspace: Path, journal: RunJournal) -> McpRequests:
+    """Server requests answered by a person (the test) and the model behind ``chat``."""
+    model = create_openai_compatible_provider(base_url=chat.base_url, model="demo-model", timeout_s=10)
+    return McpRequests(inbox=Inbox(), workspace=workspace, provider=model, recorder=journal, timeout=30)
 
 
 def edit_then_approve(edit: Mapping[str, Any]) -> Answerer:
@@ -479,26 +468,23 @@ def edit_then_approve(edit: Mapping[str, Any]) -> Answerer:
     ],
 )
 async def test_an_invalid_edit_is_refused_before_the_model_is_asked(
-    tmp_path: Path, journal: RunJournal, edit: dict[str, Any], problem: str
+    tmp_path: Path, journal: RunJournal, chat: ChatServer, edit: dict[str, Any], problem: str
 ) -> None:
-    model = RecordingModel()
-    handler = McpRequests(inbox=Inbox(), workspace=tmp_path, provider=model, recorder=journal, timeout=30)
+    handler = through(chat, tmp_path, journal)
     answering(handler.inbox, edit_then_approve(edit))
     with pytest.raises(McpError, match="the edited sampling request is not valid") as refused:
         await handler.create_message("srv", ASKED)
     assert problem in refused.value.message
-    assert model.seen == []
+    assert chat.received == []
     (refusal,) = decisions(journal)
     assert (refusal["request"], refusal["decision"], refusal["by"]) == ("sampling", "invalid", "person")
     assert refusal["edited"] == {**ASKED, **edit} and problem in refusal["reason"]
 
 
 async def test_the_inbox_checks_an_edit_for_the_screen_with_the_same_rules(
-    tmp_path: Path, journal: RunJournal
+    tmp_path: Path, journal: RunJournal, chat: ChatServer
 ) -> None:
-    handler = McpRequests(
-        inbox=Inbox(), workspace=tmp_path, provider=RecordingModel(), recorder=journal, timeout=30
-    )
+    handler = through(chat, tmp_path, journal)
     problems: list[str] = []
 
     def check_then_reject(request: Any) -> Any:
@@ -517,9 +503,10 @@ async def test_the_inbox_checks_an_edit_for_the_screen_with_the_same_rules(
     assert problems == ["maxTokens may be lowered, not raised above the server's 42", "passes"]
 
 
-async def test_a_valid_edit_is_what_the_model_gets(tmp_path: Path, journal: RunJournal) -> None:
-    model = RecordingModel()
-    handler = McpRequests(inbox=Inbox(), workspace=tmp_path, provider=model, recorder=journal, timeout=30)
+async def test_a_valid_edit_is_what_the_model_gets(
+    tmp_path: Path, journal: RunJournal, chat: ChatServer
+) -> None:
+    handler = through(chat, tmp_path, journal)
     edit = {
         "systemPrompt": "Answer in French.",
         "messages": [{"role": "user", "content": {"type": "text", "text": "capitale ?"}}],
@@ -528,9 +515,12 @@ async def test_a_valid_edit_is_what_the_model_gets(tmp_path: Path, journal: RunJ
     answering(handler.inbox, edit_then_approve(edit))
     result = await handler.create_message("srv", ASKED)
     assert result["content"] == {"type": "text", "text": "Paris."}
-    [(messages, limit)] = model.seen
-    assert limit == 5
-    assert [(m.role, m.content) for m in messages] == [
-        ("system", "Answer in French."),
-        ("user", "capitale ?"),
-    ]
+    [sent] = chat.received
+    assert sent.json == {
+        "model": "demo-model",
+        "messages": [
+            {"role": "system", "content": "Answer in French."},
+            {"role": "user", "content": "capitale ?"},
+        ],
+        "max_tokens": 5,
+    }
