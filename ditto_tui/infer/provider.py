@@ -50,6 +50,18 @@ class ModelProvider(Protocol):
     """A model behind INFER.SAMPLE: scripted, or an OpenAI-compatible endpoint."""
 
     async def sample(
+        self, messages: Sequence[InferMessage], tools: Sequence[ToolSpec], signal: CancelSignal | None = None
+    ) -> ModelTurn:
+        """Answer the conversation with one assistant message; honour ``signal``."""
+        ...
+
+
+@runtime_checkable
+class LimitedModelProvider(Protocol):
+    """A provider that also takes a limit on the answer's length (the bundled ones do): an MCP server's
+    ``maxTokens`` reaches the model through it. A provider without it still answers, without the limit."""
+
+    async def sample(
         self,
         messages: Sequence[InferMessage],
         tools: Sequence[ToolSpec],
@@ -57,10 +69,7 @@ class ModelProvider(Protocol):
         *,
         max_tokens: int | None = None,
     ) -> ModelTurn:
-        """Answer the conversation with one assistant message; honour ``signal``.
-
-        ``max_tokens`` limits the answer's length when given (an MCP server's ``maxTokens``).
-        """
+        """Answer as :meth:`ModelProvider.sample` does, in at most ``max_tokens`` tokens when given."""
         ...
 
 

@@ -17,17 +17,19 @@ decision goes on the record before the server hears it.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import itertools
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, cast
 
 from ditto_tui.errors import DittoError, McpError, ValidationError
 from ditto_tui.infer.messages import InferMessage
-from ditto_tui.infer.provider import ModelProvider
+from ditto_tui.infer.provider import LimitedModelProvider, ModelProvider
 from ditto_tui.interaction.web_results import safe_url
 from ditto_tui.sanitize import escape_controls, sanitize_public_message
 from ditto_tui.schema import check_against_schema
@@ -284,6 +286,17 @@ def _infer_messages(params: Mapping[str, Any]) -> list[InferMessage]:
     return messages
 
 
+@functools.cache
+def _takes_max_tokens(kind: type) -> bool:
+    """Whether ``kind.sample`` takes ``max_tokens=`` (:class:`LimitedModelProvider`: the bundled providers do;
+    one written to :class:`ModelProvider` alone still answers sampling requests, without the limit)."""
+    try:
+        parameters = inspect.signature(getattr(kind, "sample")).parameters  # noqa: B009
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return "max_tokens" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
 def _max_tokens(params: Mapping[str, Any]) -> int | None:
     limit = params.get("maxTokens")
     return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
@@ -420,7 +433,12 @@ class McpRequests:
             self._record(server, "sampling_result", "failed", "policy", reason="no model configured")
             raise McpError(NO_MODEL)
         try:
-            turn = await self.provider.sample(_infer_messages(params), [], max_tokens=_max_tokens(params))
+            messages = _infer_messages(params)
+            if _takes_max_tokens(type(self.provider)):
+                limited = cast(LimitedModelProvider, self.provider)
+                turn = await limited.sample(messages, [], max_tokens=_max_tokens(params))
+            else:
+                turn = await self.provider.sample(messages, [])
         except DittoError as exc:
             reason = sanitize_public_message(exc.message) or "the model call failed"
             self._record(server, "sampling_result", "failed", "policy", reason=reason)

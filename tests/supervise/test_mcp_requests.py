@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,18 @@ from ditto_tui.config import parse_config_text
 from ditto_tui.contracts import ExternalResult, ToolCall
 from ditto_tui.errors import ConfigError, McpError, ValidationError
 from ditto_tui.headless import run_headless
-from ditto_tui.infer import create_openai_compatible_provider, create_scripted_provider
+from ditto_tui.infer import (
+    InferMessage,
+    ModelTurn,
+    ToolSpec,
+    create_openai_compatible_provider,
+    create_scripted_provider,
+)
 from ditto_tui.interaction import McpRegistry, open_mcp_servers
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph
 from ditto_tui.session import open_runtime
+from ditto_tui.signal import CancelSignal
 from ditto_tui.supervise import Inbox, QueueApprover, StaticApprover
 from ditto_tui.supervise.journal import CLIENT_REQUESTS_PLAN, RunJournal, read_journal
 from ditto_tui.supervise.mcp_requests import (
@@ -524,3 +531,37 @@ async def test_a_valid_edit_is_what_the_model_gets(
         ],
         "max_tokens": 5,
     }
+
+
+class ThreeArgumentProvider:
+    """A provider written to the protocol's three arguments (no ``max_tokens``)."""
+
+    name = "three-argument"
+
+    async def sample(
+        self, messages: Sequence[InferMessage], tools: Sequence[ToolSpec], signal: CancelSignal | None = None
+    ) -> ModelTurn:
+        return ModelTurn(
+            message=InferMessage(role="assistant", content="Lyon, then Paris."), finish_reason="stop"
+        )
+
+
+async def test_a_provider_without_max_tokens_still_answers_sampling(
+    tmp_path: Path, journal: RunJournal
+) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    requests = McpRequests(
+        inbox=QueueApprover(),
+        workspace=workspace,
+        provider=ThreeArgumentProvider(),
+        recorder=journal,
+        timeout=30,
+    )
+    async with open_mcp_servers(
+        everything(), log_dir=tmp_path / "logs", client_requests=requests, allowed=["everything"]
+    ) as opened:
+        await until_listed(opened, tmp_path)
+        answering(requests.inbox, approve)
+        result = await call(opened, workspace, "trigger-sampling-request", prompt="capital?", maxTokens=42)
+    assert result.status == "success" and "Lyon, then Paris." in text_of(result)
