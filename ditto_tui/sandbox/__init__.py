@@ -1,6 +1,6 @@
 """Sandbox: permissions, workspace path rules and the local command executor."""
 
-from ditto_tui.sandbox._files import make_directories
+from ditto_tui.sandbox._files import create_new_file, make_directories
 from ditto_tui.sandbox._sandbox import Sandbox
 from ditto_tui.sandbox.executor import (
     CommandResult,
@@ -22,6 +22,7 @@ __all__ = [
     "SandboxPermissions",
     "canonical_origin",
     "create_local_sandbox_executor",
+    "create_new_file",
     "make_directories",
     "resolve_workspace_path",
     "truncate_utf8",

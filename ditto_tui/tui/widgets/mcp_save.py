@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ditto_tui.errors import PathError
-from ditto_tui.sandbox._files import create_new_file
+from ditto_tui.sandbox import create_new_file
 from ditto_tui.sandbox.paths import MAX_COMPONENT_BYTES, MAX_PATH_BYTES
 
 __all__ = ["save_under_workspace"]
