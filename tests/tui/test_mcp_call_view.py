@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import io
 import json
+import struct
+import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 from textual.widgets import Input, OptionList, ProgressBar, Tree
 
 from ditto_tui.home import runs_dir
@@ -16,7 +20,7 @@ from ditto_tui.supervise import StaticApprover
 from ditto_tui.tui.mcp_source import McpSource, open_mcp_source
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.widgets.mcp_call_view import McpCallView
-from ditto_tui.tui.widgets.mcp_image import image_cells
+from ditto_tui.tui.widgets.mcp_image import MAX_COLUMNS, MAX_ROWS, image_cells
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 from tests.mcp.mcp_helpers import node_server
 from tests.tui.browser_fixtures import ScreenApp, runtime_config, screen_text
@@ -142,3 +146,39 @@ def _journal_lines(source: McpSource) -> list[str]:
         for path in sorted(runs_dir(source.workspace).rglob("*.jsonl"))
         for line in path.read_text(encoding="utf-8").splitlines()
     ]
+
+
+def _png(width: int, height: int, colour: tuple[int, int, int] = (200, 10, 10)) -> bytes:
+    picture = io.BytesIO()
+    Image.new("RGB", (width, height), colour).save(picture, "PNG")
+    return picture.getvalue()
+
+
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG that claims ``width`` × ``height`` pixels and holds none."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    signature = b"\x89PNG\r\n\x1a\n"
+    return signature + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+
+
+def test_an_icon_is_drawn_larger_and_a_big_image_fits_the_bounds() -> None:
+    icon = image_cells(_png(8, 8))
+    assert not isinstance(icon, str) and [len(line) for line in icon.plain.splitlines()] == [32] * 16
+    assert icon.spans and "rgb(200,10,10)" in str(icon.spans[0].style)
+    big = image_cells(_png(1000, 400))
+    assert not isinstance(big, str)
+    lines = big.plain.splitlines()
+    assert max(map(len, lines)) <= MAX_COLUMNS and len(lines) <= MAX_ROWS
+
+
+def test_hostile_image_bytes_are_described_not_drawn() -> None:
+    assert image_cells(b"<svg onload=alert(1)>") == (
+        "not drawn: the bytes are not an image of a known kind (PNG, JPEG, GIF, WebP, BMP)"
+    )
+    assert "claims more than" in str(image_cells(_png_header(40_000, 40_000)))
+    assert str(image_cells(_png_header(5_000, 4_000))).startswith("not drawn: 5,000 × 4,000 pixels is over")
+    assert str(image_cells(_png(10, 10)[:40])).startswith("not drawn")

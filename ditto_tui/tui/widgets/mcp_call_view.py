@@ -102,15 +102,16 @@ def block_text(block: McpBlock) -> Text:
             return line.append("  (w saves it)", style="dim")
 
 
-def _item_label(block: McpBlock) -> Text:
-    verb = "open" if block.kind == "link" else "save"
-    label = Text(f"{verb}  ", style="bold")
-    label.append_text(
-        render_untrusted(block.name or block.uri or block.mime_type or block.kind, newlines="visible")
-    )
-    if block.kind != "link" and block.mime_type:
-        label.append("  ").append_text(render_untrusted(block.mime_type))
-    return label
+def _item_label(block: McpBlock, number: int) -> Text:
+    """``open <name or URI>`` for a link, ``save <kind> N (type, size)`` for media."""
+    if block.kind == "link":
+        label = Text("open  ", style="bold")
+        return label.append_text(render_untrusted(block.name or block.uri or "", newlines="visible"))
+    label = Text(f"save  {_KIND_NAMES.get(block.kind, block.kind).lower()} {number}", style="bold")
+    details = [render_untrusted(block.uri)] if block.uri else []
+    details += [render_untrusted(block.mime_type)] if block.mime_type else []
+    details += [Text(f"{block.size:,} bytes")] if block.size is not None else []
+    return label.append("  ").append_text(Text(", ").join(details)) if details else label
 
 
 class McpCallView(Vertical):
@@ -214,7 +215,7 @@ class McpCallView(Vertical):
         listing = self.query_one("#mcp-call-items", OptionList)
         listing.clear_options()
         listing.add_options(
-            [Option(_item_label(block), id=str(index)) for index, block in enumerate(self.items)]
+            [Option(_item_label(block, index + 1), id=str(index)) for index, block in enumerate(self.items)]
         )
         listing.display = bool(self.items)
         self._drop_save_box()

@@ -24,6 +24,9 @@ MAX_PIXELS = 16_000_000
 MAX_COLUMNS, MAX_ROWS = 64, 24
 """The largest drawing, in character cells; a bigger image is scaled down to fit, keeping its shape."""
 
+MIN_COLUMNS = 32
+"""A smaller image (an icon) is drawn this wide at least, each pixel as a block of cells."""
+
 _UPPER, _LOWER = "▀", "▄"
 _OPAQUE = 128
 
@@ -47,11 +50,17 @@ def image_cells(data: bytes, columns: int = MAX_COLUMNS, rows: int = MAX_ROWS) -
                     return f"not drawn: {width:,} × {height:,} pixels is over {MAX_PIXELS:,}"
                 image.draft("RGB", (columns, rows * 2))
                 pixels = image.convert("RGBA")
-    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning):
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        return f"not drawn: the image claims more than {MAX_PIXELS:,} pixels"
+    except UnidentifiedImageError:
         return "not drawn: the bytes are not an image of a known kind (PNG, JPEG, GIF, WebP, BMP)"
     except (OSError, ValueError, SyntaxError, EOFError):
         return "not drawn: the image data is damaged"
     pixels.thumbnail((columns, rows * 2))
+    width, height = pixels.size
+    factor = min(-(-MIN_COLUMNS // max(1, width)), columns // max(1, width), rows * 2 // max(1, height))
+    if factor > 1:
+        pixels = pixels.resize((width * factor, height * factor), Image.Resampling.NEAREST)
     return _half_cells(pixels)
 
 
