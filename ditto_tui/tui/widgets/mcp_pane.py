@@ -1,4 +1,5 @@
-"""The common part of the MCP browser's panes: the server they browse, a status line, failures as one line."""
+"""The common part of the MCP browser's panes: the server they browse, a status line, failures as one line,
+and the listing in flight that a second "more" must not ask for again."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ class McpPane(Guarded, Vertical):
         self.source = source
         self.server: str | None = None
         self.loaded_for: str | None = None
+        self.paging: Worker[None] | None = None
+        """The listing in flight: a next page is asked for only once it is done."""
 
     def status_line(self) -> Static:
         """The pane's status line (the first child)."""
@@ -62,6 +65,16 @@ class McpPane(Guarded, Vertical):
             return
         self.loaded_for = server
         self.load(server)
+
+    def paging_busy(self) -> bool:
+        """Whether the page last asked for is still on its way (asking again would list it twice)."""
+        return self.paging is not None and not self.paging.is_finished
+
+    def stop_paging(self) -> None:
+        """Drop a listing in flight: its cursor belongs to a list that is gone."""
+        if self.paging is not None:
+            self.paging.cancel()
+            self.paging = None
 
     def reset(self) -> None:
         """Forget what was shown for the previous server."""

@@ -101,6 +101,7 @@ class McpPromptsPane(McpPane):
     # -- the list -------------------------------------------------------------------------------------
 
     def reset(self) -> None:
+        self.stop_paging()
         self.prompts, self.cursor, self.chosen = [], None, None
         self.query_one("#mcp-prompt-list", OptionList).clear_options()
         for part in ("#mcp-prompt-title", "#mcp-prompt-suggestions", "#mcp-prompt-result"):
@@ -111,7 +112,7 @@ class McpPromptsPane(McpPane):
 
     def load(self, server: str) -> None:
         self.say(Text("Listing prompts…", style="italic"))
-        self.list_page(server)
+        self.paging = self.list_page(server)
 
     @work(group="mcp-prompts-list", exit_on_error=False, name="listing")
     async def list_page(self, server: str) -> None:
@@ -146,6 +147,7 @@ class McpPromptsPane(McpPane):
     def offer_changed(self, kind: str, uri: str | None) -> None:
         """Relist when the server's prompts changed."""
         if kind == "prompts" and self.server is not None and self.loaded_for == self.server:
+            self.stop_paging()
             self.relist(self.server)
 
     def _show_list(self) -> None:
@@ -170,11 +172,13 @@ class McpPromptsPane(McpPane):
 
     def action_more(self) -> None:
         """List the next page of prompts."""
+        if self.paging_busy():
+            return
         if self.server is None or self.cursor is None:
             self.say("Every prompt is listed.")
             return
         self.say(Text("Listing the next page…", style="italic"))
-        self.list_page(self.server)
+        self.paging = self.list_page(self.server)
 
     # -- the form -------------------------------------------------------------------------------------
 

@@ -14,7 +14,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
-from textual.worker import Worker
 
 from ditto_tui.errors import DittoError
 from ditto_tui.tui.mcp_source import McpSource
@@ -250,8 +249,6 @@ class McpResourcesPane(McpPane):
         self.subscribed: set[str] = set()
         self.updated: dict[str, str] = {}
         """When each subscribed resource was last said to be updated (HH:MM:SS), by URI."""
-        self.paging: Worker[None] | None = None
-        """The listing in flight: a next page is asked for only once it is done."""
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Select a server.", style="dim"), classes="mcp-pane-status")
@@ -272,7 +269,7 @@ class McpResourcesPane(McpPane):
     # -- the list -------------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        self._stop_paging()
+        self.stop_paging()
         self.query_one("#mcp-template-holder", Vertical).remove_children()
         self.items = {"resources": [], "templates": []}
         self.cursors = {"resources": None, "templates": None}
@@ -287,12 +284,6 @@ class McpResourcesPane(McpPane):
     def load(self, server: str) -> None:
         self.say(Text("Listing resources and templates…", style="italic"))
         self.paging = self.list_pages(server, ["resources", "templates"])
-
-    def _stop_paging(self) -> None:
-        """Drop a listing in flight: its cursor belongs to a list that is gone."""
-        if self.paging is not None:
-            self.paging.cancel()
-            self.paging = None
 
     def _options(self) -> list[Option | None]:
         options: list[Option | None] = []
@@ -371,7 +362,7 @@ class McpResourcesPane(McpPane):
         if server is None or self.loaded_for != server:
             return
         if kind == "resources":
-            self._stop_paging()
+            self.stop_paging()
             self.relist(server)
         elif kind == "resource" and uri is not None and uri in self.subscribed:
             self.updated[uri] = time.strftime("%H:%M:%S")
@@ -381,8 +372,8 @@ class McpResourcesPane(McpPane):
 
     def action_more(self) -> None:
         """List the next page of resources (or templates, once every resource is listed)."""
-        if self.paging is not None and not self.paging.is_finished:
-            return  # the page asked for is on its way; asking again would list it twice
+        if self.paging_busy():
+            return
         kinds: list[Kind] = [kind for kind in ("resources", "templates") if self.cursors[kind] is not None]
         if self.server is None or not kinds:
             self.say("Everything is listed.")
