@@ -26,7 +26,8 @@ from ditto_tui.tui.widgets.mcp_browse_text import (
     template_variables,
     unfilled_variables,
 )
-from ditto_tui.tui.widgets.mcp_resources import McpResourcesPane, TemplateForm, TemplateVariable
+from ditto_tui.tui.widgets.mcp_resources import McpResourcesPane
+from ditto_tui.tui.widgets.mcp_template_form import TemplateForm, TemplateVariable
 from tests.mcp.mcp_helpers import node_server
 from tests.tui.browser_fixtures import (
     ScreenApp,
