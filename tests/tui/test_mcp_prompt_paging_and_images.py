@@ -1,4 +1,4 @@
-"""The MCP browser's Prompts tab lists each page once, however often "more" is asked for meanwhile.
+"""The MCP browser's Prompts tab lists each page once, and its Resources tab draws an image it read.
 
 ``gallery``, a hand-written JSON-RPC server started from a file written here, answers its prompt list
 slowly, page by page, so a second key press comes while a page is on its way, and serves a small PNG
@@ -15,12 +15,16 @@ from typing import Any
 
 import pytest
 from PIL import Image
-from textual.widgets import OptionList, Tree
+from rich.text import Text
+from textual.widgets import Input, OptionList, Tree
 
 from ditto_tui.supervise import StaticApprover
 from ditto_tui.tui.mcp_source import McpSource, open_mcp_source
 from ditto_tui.tui.screens.mcp import McpScreen
+from ditto_tui.tui.widgets.mcp_browse_text import ReadContent, resource_text
+from ditto_tui.tui.widgets.mcp_image import image_cells
 from ditto_tui.tui.widgets.mcp_prompts import McpPromptsPane
+from ditto_tui.tui.widgets.mcp_resources import McpResourcesPane
 from tests.tui.browser_fixtures import ScreenApp, runtime_config, screen_text
 from tests.tui.run_fixtures import wait_until
 
@@ -145,3 +149,53 @@ async def test_pressing_more_twice_while_a_prompt_page_is_on_its_way_lists_it_on
         assert [prompt["name"] for prompt in pane.prompts] == [f"prompt-{i}" for i in range(6)]
         await _shows(pilot, "6 prompts")
         assert "more to list" not in screen_text(app)
+
+
+def _drawing(png: bytes) -> list[str]:
+    drawn = image_cells(png)
+    assert isinstance(drawn, Text)
+    return [line.rstrip() for line in drawn.plain.splitlines()]
+
+
+async def test_an_image_resource_is_drawn_under_its_type_and_size_and_still_saves(
+    source: McpSource, png: bytes, tmp_path: Path
+) -> None:
+    lines = _drawing(png)
+    red = "▀" * 8 + " " * 8 + "▀" * 8  # the red pairs drawn, the transparent ones left blank
+    assert lines[:3] == [red, red, "▀" * 32]
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 50)) as pilot:
+        await _tab(app, pilot, "e", "2 resources, 0 templates")
+        box = app.screen.query_one("#mcp-resource-uri", Input)
+        box.focus()
+        box.value = "gallery://logo.png"
+        await pilot.press("enter")
+        await _shows(pilot, "Read gallery://logo.png")
+        shown = screen_text(app).splitlines()
+        size = next(i for i, row in enumerate(shown) if f"binary, {len(png):,} bytes" in row)
+        assert "gallery://logo.png  image/png" in shown[size - 1]
+        left = shown[size].index("binary,")
+        drawn = [row[left : left + 32].rstrip() for row in shown[size + 1 : size + 4]]
+        assert drawn == lines[:3]  # right under the size line, where the text starts
+        app.screen.query_one("#mcp-resource-list", OptionList).focus()
+        await pilot.press("w")
+        app.screen.query_one("#mcp-save-name", Input).value = "logo.png"
+        await pilot.press("enter")
+        await _shows(pilot, f"Saved {len(png):,} bytes to logo.png")
+        assert (tmp_path / "work" / "logo.png").read_bytes() == png
+        assert app.screen.query_one(McpResourcesPane).contents[0].data == png
+
+
+def test_only_image_contents_are_drawn_and_bytes_that_are_no_image_say_so(png: bytes) -> None:
+    def shown(mime_type: str, data: bytes) -> list[str]:
+        content = ReadContent(uri="x://r", mime_type=mime_type, data=data)
+        return [line.rstrip() for line in resource_text([content], False).plain.splitlines()]
+
+    assert shown("IMAGE/PNG", png)[2:] == _drawing(png)
+    assert shown("application/octet-stream", png) == [
+        "x://r  application/octet-stream",
+        f"binary, {len(png):,} bytes: w saves it under the workspace",
+    ]
+    assert shown("image/png", b"\x1b]52;c;AAAA\x07 not a png")[2] == (
+        "not drawn: the bytes are not an image of a known kind (PNG, JPEG, GIF, WebP, BMP)"
+    )
