@@ -9,6 +9,7 @@ import os
 import re
 import types
 import typing
+import urllib.parse
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Self
@@ -208,6 +209,34 @@ McpLogLevel = Literal["debug", "info", "notice", "warning", "error", "critical",
 """The MCP logging levels (RFC 5424 severities), least severe first."""
 
 
+class McpAuthConfig(ConfigModel):
+    """OAuth 2.1 sign-in for an HTTP server (a 401 with a challenge starts it even without this block).
+
+    ``clientId`` (and ``clientSecret``, best as ``${VAR}``) name a client registered with the
+    authorization server beforehand; without them ditto-tui registers itself (or uses
+    ``clientMetadataUrl`` as its client ID where the server supports client ID metadata documents).
+    ``scopes`` are asked for besides those the server's challenge or metadata name.
+    """
+
+    type: Literal["oauth"] = Field(default="oauth", description="The only kind: oauth.")
+    client_id: NonEmpty | None = Field(default=None, description="A pre-registered client ID.")
+    client_secret: EnvText | None = Field(default=None, repr=False, description="Its secret (use ${VAR}).")
+    scopes: tuple[NonEmpty, ...] = Field(default=(), description="Scopes to ask for.")
+    client_metadata_url: HttpUrl | None = Field(
+        default=None, description="An https URL of ditto-tui's client ID metadata document."
+    )
+
+    @model_validator(mode="after")
+    def _secret_needs_id(self) -> Self:
+        if self.client_secret is not None and self.client_id is None:
+            raise ValueError("clientSecret needs clientId")
+        url = self.client_metadata_url
+        parts = urllib.parse.urlsplit(url or "")
+        if url is not None and (parts.scheme != "https" or parts.path in ("", "/")):
+            raise ValueError("clientMetadataUrl must be an https URL with a path")
+        return self
+
+
 class McpServerConfig(ConfigModel):
     """One MCP server: stdio (``command``) or HTTP (``url``), exactly one.
 
@@ -229,6 +258,7 @@ class McpServerConfig(ConfigModel):
     log_level: McpLogLevel | None = Field(
         default=None, description="Ask the server for log messages of this level and above once connected."
     )
+    auth: McpAuthConfig | None = Field(default=None, description="OAuth sign-in (HTTP servers).")
 
     @model_validator(mode="after")
     def _one_transport(self) -> Self:
@@ -245,6 +275,8 @@ class McpServerConfig(ConfigModel):
             raise ValueError(f"type {self.type!r} needs url, not command")
         if self.headers:
             raise ValueError("headers apply only to HTTP servers (url)")
+        if self.auth is not None:
+            raise ValueError("auth applies only to HTTP servers (url)")
 
     def _check_http(self) -> None:
         if self.type == "stdio":
@@ -378,6 +410,8 @@ class RuntimeConfig(ConfigModel):
         values.extend(value for value in self._substituted if len(value) >= MIN_REDACTED_LENGTH)
         for server in self.mcp.servers.values():
             values.extend(server.headers.values())
+            if server.auth is not None and server.auth.client_secret:
+                values.append(server.auth.client_secret)
             values.extend(value for name, value in server.env.items() if _SECRET_NAME.search(name))
         return tuple(sorted({value for value in values if value}))
 

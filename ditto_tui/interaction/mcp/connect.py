@@ -25,7 +25,8 @@ import pydantic
 from ditto_tui.config import McpConfig, McpServerConfig, RuntimeConfig
 from ditto_tui.errors import ConfigError
 from ditto_tui.home import logs_dir
-from ditto_tui.interaction.mcp.connection import Connection, Starting
+from ditto_tui.interaction.mcp.connection import Connection, SignIn, Starting
+from ditto_tui.interaction.mcp.oauth import Authorize, TokenStore, default_token_dir
 from ditto_tui.interaction.mcp.port import McpClientRequests
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.mcp.status import McpServerStatus
@@ -88,6 +89,8 @@ async def open_mcp_servers(
     wait: bool = True,
     client_requests: McpClientRequests | None = None,
     reconnect_delays: Iterable[float] = (),
+    authorize: Authorize | None = None,
+    token_store: str | os.PathLike[str] | None = None,
 ) -> AsyncIterator[McpRegistry]:
     """Start and connect every server of an ``mcpServers``-shaped mapping; yield an ``McpRegistry``.
 
@@ -108,6 +111,12 @@ async def open_mcp_servers(
     With ``client_requests`` (an :class:`McpClientRequests`) the client declares the ``sampling``,
     ``elicitation`` and ``roots`` capabilities and every such request of a server goes to it; without,
     it declares none of them and servers cannot ask.
+
+    An HTTP server that answers with an OAuth challenge (or has ``auth`` in its entry) is signed in to
+    through the SDK's OAuth support: ``authorize`` (``async (server, authorization_url) -> redirected_url``,
+    or without ``server``; default: the system browser and a 127.0.0.1 loopback redirect) sends the
+    person to the authorization server, and tokens are kept in ``token_store`` (default: the user config
+    directory's ``oauth/``, files mode 0600, never inside the workspace).
 
     :meth:`McpRegistry.reconnect` starts a server again; with ``reconnect_delays`` (seconds, e.g.
     :data:`AUTO_RECONNECT_DELAYS`) a lost connection is started again after each delay in turn until
@@ -133,6 +142,9 @@ async def open_mcp_servers(
             secrets=hidden,
             client_requests=client_requests,
             reconnect_delays=tuple(reconnect_delays),
+            sign_in=SignIn(
+                authorize, TokenStore(token_store if token_store is not None else default_token_dir())
+            ),
         )
         try:
             for connection in connections:
@@ -161,6 +173,7 @@ def _connections(
     secrets: tuple[str, ...],
     client_requests: McpClientRequests | None,
     reconnect_delays: tuple[float, ...],
+    sign_in: SignIn,
 ) -> list[Connection]:
     """A connection per enabled, granted entry; entries the sandbox does not grant report ``denied``."""
     granted = None if allowed is None else set(allowed)
@@ -183,6 +196,7 @@ def _connections(
             secrets=secrets,
             client_requests=client_requests,
             reconnect_delays=reconnect_delays,
+            sign_in=sign_in,
         )
         connections.append(connection)
     return connections

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import importlib.metadata
 from collections.abc import AsyncIterator, Mapping
@@ -29,6 +30,8 @@ from ditto_tui.errors import McpError
 from ditto_tui.home import StateDirError
 from ditto_tui.interaction.mcp.command import McpCommandError
 from ditto_tui.interaction.mcp.logs import LogSink
+from ditto_tui.interaction.mcp.loopback import free_redirect_uri
+from ditto_tui.interaction.mcp.oauth import Authorize, SignInProvider, TokenStore, sign_in_problem
 from ditto_tui.interaction.mcp.port import (
     McpBrowser,
     McpCallError,
@@ -225,6 +228,14 @@ class Starting:
         await client.roots_changed()
 
 
+@dataclasses.dataclass(frozen=True)
+class SignIn:
+    """How the connections of one open sign in to servers that ask: ``authorize`` and the token store."""
+
+    authorize: Authorize | None
+    store: TokenStore
+
+
 class Connection:
     """One server: a task that owns its transport and session from start to close."""
 
@@ -241,8 +252,11 @@ class Connection:
         secrets: tuple[str, ...],
         client_requests: McpClientRequests | None = None,
         reconnect_delays: tuple[float, ...] = (),
+        sign_in: SignIn | None = None,
     ) -> None:
         self.server = server
+        self.sign_in = sign_in
+        self._signing_in = False
         self.reconnect_delays = reconnect_delays
         self.client_requests = client_requests
         self.config = config
@@ -285,6 +299,9 @@ class Connection:
 
     def _describe(self, exc: BaseException) -> str:
         leaf = _leaf(exc)
+        signing_in = sign_in_problem(leaf)
+        if signing_in is not None:
+            return sanitize_public_message(signing_in, secrets=self.secrets)
         if self._stdio is not None and self._stdio.failure is not None:
             return f"protocol error: {self._stdio.failure}"
         if isinstance(leaf, McpCommandError):
@@ -329,14 +346,36 @@ class Connection:
             return self._stdio.connect()
         assert config.url is not None
         if config.type == "sse":
-            return sse_client(config.url, headers=dict(config.headers))
+            return sse_client(config.url, headers=dict(config.headers), auth=self._oauth(config.url))
         return self._http(config.url, dict(config.headers))
+
+    def _oauth(self, url: str) -> SignInProvider | None:
+        """The SDK's OAuth provider for this server, bound to the token store and ``authorize``; it only
+        acts when the server answers with a challenge (401, or 403 ``insufficient_scope``)."""
+        if self.sign_in is None:
+            return None
+        store = self.sign_in.store
+        return SignInProvider(
+            self.server,
+            url,
+            store=store,
+            authorize=self.sign_in.authorize,
+            redirect_uri=store.redirect_uri(self.server) or free_redirect_uri(),
+            auth=self.config.auth,
+            on_sign_in=self._waiting_on_person,
+        )
+
+    def _waiting_on_person(self, waiting: bool) -> None:
+        """A sign-in started (the start-up deadline waits for the person) or ended (it starts again)."""
+        self._signing_in = waiting
+        if self._sink is not None:
+            self._sink.note("waiting for the sign-in in the browser" if waiting else "sign-in step done")
 
     @asynccontextmanager
     async def _http(self, url: str, headers: dict[str, str]) -> AsyncIterator[tuple[Any, Any]]:
         # The SDK's own defaults: 30 s to connect and write, 5 min between reads of an open stream.
         timeout = httpx2.Timeout(30.0, read=300.0)
-        async with httpx2.AsyncClient(headers=headers, timeout=timeout) as client:
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout, auth=self._oauth(url)) as client:
             async with streamable_http_client(url, http_client=client) as (read, write):
                 yield read, write
 
@@ -526,8 +565,7 @@ class Connection:
     async def _started(self, startup_timeout: float) -> Any:
         assert self._ready is not None
         try:
-            async with asyncio.timeout(startup_timeout):
-                client = await asyncio.shield(self._ready)
+            client = await self._ready_in_time(startup_timeout)
         except TimeoutError:
             return await self._failed(f"it did not finish starting within {startup_timeout:g} s")
         except McpCallError as exc:
@@ -536,6 +574,22 @@ class Connection:
         self._sink.note(f"connected ({self._init.protocol_version if self._init else 'unknown'} protocol)")
         self._report("connected")
         return client
+
+    async def _ready_in_time(self, startup_timeout: float) -> Any:
+        """The connected client, within ``startup_timeout``; time spent waiting for a person to sign in
+        does not count (the deadline starts again when the sign-in step ends)."""
+        assert self._ready is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + startup_timeout
+        while True:
+            left = max(0.0, deadline - loop.time())
+            done, _ = await asyncio.wait({self._ready}, timeout=min(0.5, left))
+            if done:
+                return self._ready.result()
+            if self._signing_in:
+                deadline = loop.time() + startup_timeout
+            elif loop.time() >= deadline:
+                raise TimeoutError
 
     async def _failed(self, reason: str) -> Unavailable:
         if self._stdio is not None:
