@@ -21,6 +21,7 @@ from ditto_tui.supervise.journal import JournalEntry, JournalError, JournalRead,
 from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
+from ditto_tui.supervise.sign_in import SignIn, SignInAnswer, SignInRequest
 
 __all__ = [
     "Approval",
@@ -49,6 +50,9 @@ __all__ = [
     "RunFinished",
     "RunJournal",
     "RunStarted",
+    "SignIn",
+    "SignInAnswer",
+    "SignInRequest",
     "StaticApprover",
     "Verdict",
     "read_journal",
