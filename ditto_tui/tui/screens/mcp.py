@@ -257,7 +257,7 @@ class McpScreen(Guarded, Screen[None]):
         "annotations and approval rule. Invoke a tool from a form built from its input schema; the call "
         "goes through the sandbox and the approval gate like a graph's calls. The Resources and Prompts "
         "tabs browse the selected server, the Logs tab shows its log live (ditto's notes, stderr, log "
-        "messages); the Detail tab pings it and sets its log level."
+        "messages); the Detail tab pings it, reconnects it (R) and sets its log level."
     )
     COMMANDS: ClassVar[set[Any]] = {lambda: McpCommands}
 
@@ -268,6 +268,7 @@ class McpScreen(Guarded, Screen[None]):
         Binding("a", "accept_change", "Accept change"),
         Binding("d", "show_detail", "Detail", show=False),
         Binding("p", "ping", "Ping"),
+        Binding("R", "reconnect", "Reconnect", show=False),
         Binding("l", "log_level", "Log level"),
         Binding("e", "show_resources", "Resources"),
         Binding("o", "show_prompts", "Prompts"),
@@ -514,6 +515,22 @@ class McpScreen(Guarded, Screen[None]):
     def _ping_pressed(self) -> None:
         self.action_ping()
 
+    def action_reconnect(self) -> None:
+        """Stop the selected server's session (and process) and start it again; calls running on it end
+        failed and are never sent again."""
+        server = self._selected_server()
+        if server is not None and self.source.server(server).state not in (
+            "denied",
+            "disabled",
+            "not started",
+        ):
+            self.notify(f"Reconnecting {server!r}…", markup=False)
+            self.reconnect(server)
+
+    @on(Button.Pressed, "#mcp-reconnect")
+    def _reconnect_pressed(self) -> None:
+        self.action_reconnect()
+
     def action_log_level(self) -> None:
         """Show the server's detail with the log level selector focused."""
         self.tabs.active = "mcp-tab-detail"
@@ -713,6 +730,17 @@ class McpScreen(Guarded, Screen[None]):
         else:
             self.pings[server] = f"{seconds * 1000:.1f} ms round trip"
         self.show_selected()
+
+    @work(group="mcp-reconnect", exit_on_error=False, name="reconnect")
+    async def reconnect(self, server: str) -> None:
+        """Reconnect one server, then list its tools again (a failure shows beside it)."""
+        try:
+            await self.source.registry.reconnect(server)
+        except DittoError as exc:
+            self.errors[server] = public_message_from_exception(exc)
+        self.rebuild_tree()
+        if self.source.server(server).callable:
+            self.discover([server])
 
     @work(exclusive=True, group="mcp-log-level", exit_on_error=False, name="log level")
     async def set_log_level(self, server: str, level: str) -> None:
