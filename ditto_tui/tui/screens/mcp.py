@@ -274,6 +274,7 @@ class McpScreen(Guarded, Screen[None]):
         Binding("o", "show_prompts", "Prompts"),
         Binding("g", "show_logs", "Logs"),
         Binding("x", "cancel_call", "Cancel call", show=False),
+        Binding("escape", "focus_tree", "Server list", show=False),
     ]
 
     server_tree = getters.query_one("#mcp-tree", Tree)
@@ -624,6 +625,10 @@ class McpScreen(Guarded, Screen[None]):
         if verdict.decision == "ask":
             waiting.append("the approval policy asks: decide in the approval view.", style="yellow")
         self.invoke(server, tool, event.arguments, waiting)
+
+    def action_focus_tree(self) -> None:
+        """Go back to the list of servers and tools (from a tab's list, log or form)."""
+        self.server_tree.focus()
 
     def action_cancel_call(self) -> None:
         """Cancel the running call: the server is told (``notifications/cancelled``), the run is cancelled."""

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
-from ditto_tui.contracts import Observation
+from ditto_tui.contracts import Observation, TextPart
 from ditto_tui.errors import PathError
 from ditto_tui.interaction.mcp import McpBlock
 from ditto_tui.tui.mcp_source import McpSource
@@ -100,6 +100,17 @@ def block_text(block: McpBlock) -> Text:
             if block.text is not None:
                 return line.append("\n").append_text(render_untrusted(block.text))
             return line.append("  (w saves it)", style="dim")
+
+
+def _text_blocks(observation: Observation) -> tuple[McpBlock, ...]:
+    """The text of an Observation's tool message as text blocks (none when it holds no text)."""
+    content = observation.message.content
+    if isinstance(content, str):
+        return (McpBlock(kind="text", text=content),) if content else ()
+    if isinstance(content, list):
+        texts = [part.text for part in content if isinstance(part, TextPart)]
+        return tuple(McpBlock(kind="text", text=text) for text in texts)
+    return ()
 
 
 def _item_label(block: McpBlock, number: int) -> Text:
@@ -187,9 +198,15 @@ class McpCallView(Vertical):
         self._show("#mcp-call-progress-note", note)
 
     def ended(self, outcome: Observation | Text, blocks: Sequence[McpBlock] | None = None) -> None:
-        """The call ended with an Observation (and the blocks the server sent) or a problem line."""
+        """The call ended with an Observation (and the blocks the server sent) or a problem line.
+
+        A result of text only is not kept as blocks by the registry: its text is read from the
+        Observation, so it shows as plain text too, not only JSON-escaped.
+        """
         self.query_one("#mcp-call-running").display = False
         self._show("#mcp-call-progress-note", "")
+        if blocks is None and isinstance(outcome, Observation):
+            blocks = _text_blocks(outcome)
         self.blocks = tuple(blocks or ())
         content = Text()
         for index, block in enumerate(self.blocks):
