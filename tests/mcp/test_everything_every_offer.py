@@ -45,6 +45,7 @@ from ditto_tui.supervise.mcp_requests import (
     SamplingResultReview,
 )
 from tests.mcp.mcp_helpers import ROOT, node_server
+from tests.supervise.inbox_helpers import answering
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -79,20 +80,6 @@ SIMULATED_LOG = re.compile(
 )
 ELICITED = {"name": "Ada Lovelace", "check": True, "email": "ada@example.com"}
 URL = "https://login.example.com/approve?session=42"
-
-
-def answering(inbox: Inbox, answer: Callable[[Any], Any]) -> list[Any]:
-    """Resolve every request the inbox gets with ``answer(request)``, soon after it arrives; returns the
-    requests seen so far."""
-    loop = asyncio.get_running_loop()
-    seen: list[Any] = []
-
-    def arrived(request: Any) -> None:
-        seen.append(request)
-        loop.call_soon(inbox.resolve, request.request_id, answer(request))
-
-    inbox.on_request(arrived)
-    return seen
 
 
 def person(request: Any) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,26 +46,11 @@ from ditto_tui.supervise.mcp_requests import (
 )
 from tests.infer.chat_server import ChatServer, Reply, chat_server, completion
 from tests.mcp.mcp_helpers import node_server, sandbox
-
-Answerer = Callable[[Any], Any]
+from tests.supervise.inbox_helpers import Answerer, answering
 
 
 def everything() -> dict[str, Any]:
     return {"everything": node_server("mcp-server-everything", "stdio")}
-
-
-def answering(inbox: Inbox, answer: Answerer) -> list[Any]:
-    """Resolve every request the inbox gets with ``answer(request)``, soon after it arrives; returns the
-    requests seen so far."""
-    loop = asyncio.get_running_loop()
-    seen: list[Any] = []
-
-    def arrived(request: Any) -> None:
-        seen.append(request)
-        loop.call_soon(inbox.resolve, request.request_id, answer(request))
-
-    inbox.on_request(arrived)
-    return seen
 
 
 async def call(registry: McpRegistry, workspace: Path, name: str, **arguments: Any) -> ExternalResult:

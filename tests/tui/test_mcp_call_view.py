@@ -13,32 +13,25 @@ from typing import Any
 
 import pytest
 from PIL import Image
-from textual.widgets import Input, OptionList, ProgressBar, Tree
+from textual.widgets import Input, OptionList, ProgressBar
 
 from ditto_tui.home import runs_dir
-from ditto_tui.supervise import StaticApprover
-from ditto_tui.tui.mcp_source import McpSource, open_mcp_source
+from ditto_tui.tui.mcp_source import McpSource
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.widgets.mcp_call_view import McpCallView
 from ditto_tui.tui.widgets.mcp_image import MAX_COLUMNS, MAX_ROWS, image_cells
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 from tests.mcp.mcp_helpers import node_server
-from tests.tui.browser_fixtures import ScreenApp, runtime_config, screen_text
+from tests.tui.browser_fixtures import ScreenApp, screen_text
+from tests.tui.mcp_browser_helpers import browser_source, server_node
 from tests.tui.run_fixtures import wait_until
 
 
 @pytest.fixture
 async def source(tmp_path: Path) -> AsyncIterator[McpSource]:
-    (tmp_path / "work").mkdir()
-    config = runtime_config(
-        {
-            "sandbox": {"mcp": ["everything"]},
-            "mcp": {"servers": {"everything": node_server("mcp-server-everything", "stdio")}},
-            "approval": {"rules": [{"mcp": "everything:*", "decision": "allow"}]},
-        }
-    )
-    async with open_mcp_source(
-        config, tmp_path / "work", StaticApprover("deny"), log_dir=tmp_path / "logs"
+    servers = {"everything": node_server("mcp-server-everything", "stdio")}
+    async with browser_source(
+        tmp_path, servers, rules=[{"mcp": "everything:*", "decision": "allow"}]
     ) as opened:
         yield opened
 
@@ -47,16 +40,12 @@ async def _call(
     app: ScreenApp, pilot: Any, tool: str, arguments: dict[str, Any] | None = None
 ) -> McpCallView:
     """Select ``tool`` in the tree, open its form, fill it (as JSON) and call it."""
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    server = await server_node(pilot, "everything")
     screen = app.screen
     assert isinstance(screen, McpScreen)
-    tree: Tree[Any] = screen.query_one("#mcp-tree", Tree)
-    tree.focus()
-    server = next(node for node in tree.root.children if node.data == ("everything", None))
     server.expand()
     await pilot.pause()
-    tree.move_cursor(next(node for node in server.children if node.data == ("everything", tool)))
+    server.tree.move_cursor(next(node for node in server.children if node.data == ("everything", tool)))
     await pilot.press("enter")
     await wait_until(pilot, lambda: bool(screen.form_holder.query(SchemaForm)))
     form = screen.form_holder.query_one(SchemaForm)

@@ -7,45 +7,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Log, Tree
+from textual.widgets import Log
 
-from ditto_tui.supervise import StaticApprover
-from ditto_tui.tui.mcp_source import McpSource, open_mcp_source
+from ditto_tui.tui.mcp_source import McpSource
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.widgets.mcp_logs import McpLogsPane
 from tests.mcp.mcp_helpers import python_server
-from tests.tui.browser_fixtures import ScreenApp, runtime_config, screen_text
+from tests.tui.browser_fixtures import ScreenApp, screen_text
+from tests.tui.mcp_browser_helpers import browser_source, select_server
 from tests.tui.run_fixtures import wait_until
 
 
 @pytest.fixture
 async def source(tmp_path: Path) -> AsyncIterator[McpSource]:
-    (tmp_path / "work").mkdir()
-    config = runtime_config(
-        {
-            "sandbox": {"mcp": ["hostile", "missing"]},
-            "mcp": {
-                "servers": {
-                    "hostile": python_server("hostile.py"),
-                    "missing": {"command": str(tmp_path / "no-such-server")},
-                }
-            },
-            "approval": {"rules": [{"mcp": "hostile:*", "decision": "allow"}]},
-        }
-    )
-    async with open_mcp_source(
-        config, tmp_path / "work", StaticApprover("deny"), log_dir=tmp_path / "logs"
-    ) as opened:
+    servers = {
+        "hostile": python_server("hostile.py"),
+        "missing": {"command": str(tmp_path / "no-such-server")},
+    }
+    async with browser_source(tmp_path, servers, rules=[{"mcp": "hostile:*", "decision": "allow"}]) as opened:
         yield opened
 
 
 async def _logs(app: ScreenApp, pilot: Any, server: str) -> McpLogsPane:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    tree: Tree[Any] = app.screen.query_one("#mcp-tree", Tree)
-    tree.focus()
-    tree.move_cursor(next(node for node in tree.root.children if node.data == (server, None)))
-    await pilot.pause()
+    await select_server(pilot, server)
     await pilot.press("g")
     await wait_until(pilot, lambda: bool(app.screen.query(McpLogsPane)))
     return app.screen.query_one(McpLogsPane)

@@ -9,16 +9,14 @@ resource list slowly, page by page.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Input, OptionList, Tree
+from textual.widgets import Input, OptionList
 
-from ditto_tui.supervise import StaticApprover
-from ditto_tui.tui.mcp_source import McpSource, open_mcp_source
+from ditto_tui.tui.mcp_source import McpSource
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.widgets.mcp_browse_text import (
     completion_page,
@@ -32,10 +30,10 @@ from tests.mcp.mcp_helpers import node_server
 from tests.tui.browser_fixtures import (
     ScreenApp,
     foreign_sequences,
-    runtime_config,
     screen_text,
     terminal_output,
 )
+from tests.tui.mcp_browser_helpers import browser_source, highlight, line_server, open_tab, shows
 from tests.tui.run_fixtures import wait_until
 
 HOSTILE = "[bold]x[/bold]\x1b]52;c;ZXZpbA==\x07"
@@ -43,7 +41,7 @@ SHOWN_HOSTILE = "[bold]x[/bold]⟨ESC⟩]52;c;ZXZpbA==⟨BEL⟩"
 MAP = "atlas://maps/{region}/{city}{?zoom,lang}"
 
 ATLAS = r"""
-import json, sys, time
+import time
 
 RECORD, COMPLETES = sys.argv[1], sys.argv[2] == "completes"
 HOSTILE = __HOSTILE__
@@ -53,18 +51,8 @@ TEMPLATES = [
     {"uriTemplate": "atlas://odd/{" + HOSTILE + "}", "name": HOSTILE},
 ]
 RESOURCES = [{"uri": "atlas://r/%d" % index, "name": "r-%d" % index} for index in range(6)]
-PAGES = {None: (0, "p2"), "p2": (2, "p3"), "p3": (4, None)}
 REGIONS = ["north", "north east", "nordic", "south"]
 CITIES = {"north east": ["Oslo", "Bergen", HOSTILE, "two\nlines"], "south": ["Rome"]}
-
-
-def send(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
-
-
-def reply(request_id, result):
-    send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 def complete(params):
@@ -81,31 +69,22 @@ def complete(params):
     return {"completion": {"values": values, "total": len(values) + 40, "hasMore": True}}
 
 
-for line in sys.stdin:
-    message = json.loads(line)
-    method, request_id, params = message.get("method"), message.get("id"), message.get("params") or {}
-    capabilities = {"resources": {}, "completions": {}} if COMPLETES else {"resources": {}}
-    if method == "initialize":
-        reply(request_id, {
-            "protocolVersion": params["protocolVersion"],
-            "capabilities": capabilities,
-            "serverInfo": {"name": "atlas", "version": "1"},
-        })
-    elif method == "resources/list":
-        time.sleep(0.3)  # slow enough that a second key press comes while the page is on its way
-        start, cursor = PAGES[params.get("cursor")]
-        page = {"resources": RESOURCES[start:start + 2]}
-        if cursor:
-            page["nextCursor"] = cursor
-        reply(request_id, page)
-    elif method == "resources/templates/list":
-        reply(request_id, {"resourceTemplates": TEMPLATES})
-    elif method == "resources/read":
-        reply(request_id, {"contents": [{"uri": params["uri"], "text": "read " + params["uri"]}]})
-    elif method == "completion/complete" and COMPLETES:
-        reply(request_id, complete(params))
-    elif request_id is not None:
-        send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}})
+def answer(method, params):
+    match method:
+        case "resources/list":
+            time.sleep(0.3)  # slow enough that a second key press comes while the page is on its way
+            return paged("resources", RESOURCES, params.get("cursor"))
+        case "resources/templates/list":
+            return {"resourceTemplates": TEMPLATES}
+        case "resources/read":
+            return {"contents": [{"uri": params["uri"], "text": "read " + params["uri"]}]}
+        case "completion/complete" if COMPLETES:
+            return complete(params)
+    return None
+
+
+capabilities = {"resources": {}, "completions": {}} if COMPLETES else {"resources": {}}
+serve({"name": "atlas", "version": "1"}, capabilities, answer)
 """.replace("__HOSTILE__", repr(HOSTILE))
 
 
@@ -117,60 +96,25 @@ def record(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def source(tmp_path: Path, record: Path) -> AsyncIterator[McpSource]:
-    (tmp_path / "work").mkdir()
     script = tmp_path / "atlas.py"
-    script.write_text(ATLAS, encoding="utf-8")
-    atlas = {"command": sys.executable, "args": [str(script), str(record), "completes"]}
-    mute = {"command": sys.executable, "args": [str(script), str(record), "mute"]}
-    config = runtime_config(
-        {
-            "sandbox": {"mcp": ["everything", "atlas", "mute"]},
-            "mcp": {
-                "servers": {
-                    "everything": node_server("mcp-server-everything", "stdio"),
-                    "atlas": atlas,
-                    "mute": mute,
-                }
-            },
-            "approval": {"rules": []},
-        }
-    )
-    async with open_mcp_source(
-        config, tmp_path / "work", StaticApprover("deny"), log_dir=tmp_path / "logs"
-    ) as opened:
+    servers = {
+        "everything": node_server("mcp-server-everything", "stdio"),
+        "atlas": line_server(script, ATLAS, str(record), "completes"),
+        "mute": line_server(script, ATLAS, str(record), "mute"),
+    }
+    async with browser_source(tmp_path, servers) as opened:
         yield opened
 
 
-async def _resources(app: ScreenApp, pilot: Any, server: str, listed: str) -> McpResourcesPane:
+async def _resources(pilot: Any, server: str, listed: str) -> McpResourcesPane:
     """Put the tree cursor on ``server``, open its Resources tab and wait for ``listed``."""
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    tree: Tree[Any] = app.screen.query_one("#mcp-tree", Tree)
-    tree.focus()
-    tree.move_cursor(next(node for node in tree.root.children if node.data == (server, None)))
-    await pilot.pause()
-    await pilot.press("e")
-    await _shows(pilot, listed)
-    return app.screen.query_one(McpResourcesPane)
-
-
-async def _shows(pilot: Any, text: str, timeout: float = 15) -> None:
-    try:
-        await wait_until(pilot, lambda: text in screen_text(pilot.app), timeout=timeout)
-    except AssertionError:
-        print(screen_text(pilot.app))
-        raise
+    screen = await open_tab(pilot, server, "e", listed)
+    return screen.query_one(McpResourcesPane)
 
 
 async def _choose_template(pilot: Any, pane: McpResourcesPane, option_id: str) -> TemplateForm:
     """Highlight the template with the keyboard and press Enter on it: its form opens."""
-    listing = pane.query_one("#mcp-resource-list", OptionList)
-    listing.focus()
-    for _ in range(40):
-        option = listing.highlighted_option
-        if option is not None and option.id == option_id:
-            break
-        await pilot.press("down")
+    await highlight(pilot, pane.query_one("#mcp-resource-list", OptionList), option_id)
     await pilot.press("enter")
     await wait_until(pilot, lambda: bool(pane.query(TemplateForm)))
     return pane.query_one(TemplateForm)
@@ -233,7 +177,7 @@ async def test_the_reference_servers_completion_fills_the_template_and_the_read_
 ) -> None:
     app = ScreenApp(lambda: McpScreen(source))
     async with app.run_test(size=(120, 50)) as pilot:
-        pane = await _resources(app, pilot, "everything", "7 resources, 2 templates")
+        pane = await _resources(pilot, "everything", "7 resources, 2 templates")
         form = await _choose_template(pilot, pane, "templates:0")
         assert (
             _uri_box(pane).has_focus and _uri_box(pane).value == "demo://resource/dynamic/text/{resourceId}"
@@ -242,14 +186,14 @@ async def test_the_reference_servers_completion_fills_the_template_and_the_read_
         field = app.screen.focused
         assert isinstance(field, TemplateVariable) and field.variable == "resourceId"
         await pilot.press(*"42", "ctrl+g")
-        await _shows(pilot, "1 completions of resourceId from the server")
+        await shows(pilot, "1 completions of resourceId from the server")
         assert _completions(form) == ["42"]  # what the server's completer sent for "42"
         await pilot.press("enter")  # picks the highlighted value, back in the variable's input
         assert app.screen.focused is field and field.value == "42"
         assert _uri_box(pane).value == "demo://resource/dynamic/text/42"
         await pilot.press("enter")
-        await _shows(pilot, "Read demo://resource/dynamic/text/42")
-        await _shows(pilot, "Resource 42: This is a plaintext resource")
+        await shows(pilot, "Read demo://resource/dynamic/text/42")
+        await shows(pilot, "Resource 42: This is a plaintext resource")
 
 
 async def test_completions_use_the_other_variables_are_picked_by_mouse_and_build_an_encoded_uri(
@@ -257,16 +201,16 @@ async def test_completions_use_the_other_variables_are_picked_by_mouse_and_build
 ) -> None:
     app = ScreenApp(lambda: McpScreen(source))
     async with app.run_test(size=(120, 50)) as pilot:
-        pane = await _resources(app, pilot, "atlas", "2 resources, 3 templates")
+        pane = await _resources(pilot, "atlas", "2 resources, 3 templates")
         form = await _choose_template(pilot, pane, "templates:0")
         assert "Template City map  map" in screen_text(app)
         await pilot.press("tab", *"no", "ctrl+g")
-        await _shows(pilot, "3 completions of region (+40 more) from the server")
+        await shows(pilot, "3 completions of region (+40 more) from the server")
         assert _completions(form) == ["north", "north east", "nordic"]
         await pilot.press("down", "enter")
         assert form.values() == {"region": "north east"}
         await pilot.press("tab", "ctrl+g")
-        await _shows(pilot, "4 completions of city")
+        await shows(pilot, "4 completions of city")
         unpickable = "  (not plain one-line text)"
         assert _completions(form) == [
             "Oslo",
@@ -294,7 +238,7 @@ async def test_completions_use_the_other_variables_are_picked_by_mouse_and_build
         await pilot.press("tab", *"1 0")
         assert _uri_box(pane).value == "atlas://maps/north%20east/Bergen?zoom=1%200"
         await pilot.press("enter")
-        await _shows(pilot, "read atlas://maps/north%20east/Bergen?zoom=1%200")
+        await shows(pilot, "read atlas://maps/north%20east/Bergen?zoom=1%200")
 
 
 async def test_an_empty_variable_is_asked_for_and_a_template_without_variables_opens_no_form(
@@ -302,26 +246,26 @@ async def test_an_empty_variable_is_asked_for_and_a_template_without_variables_o
 ) -> None:
     app = ScreenApp(lambda: McpScreen(source))
     async with app.run_test(size=(120, 50)) as pilot:
-        pane = await _resources(app, pilot, "atlas", "2 resources, 3 templates")
+        pane = await _resources(pilot, "atlas", "2 resources, 3 templates")
         form = await _choose_template(pilot, pane, "templates:0")
         await pilot.press("tab", "tab", *"Oslo", "enter")
-        await _shows(pilot, "Fill in region first (ctrl+g asks the server).")
+        await shows(pilot, "Fill in region first (ctrl+g asks the server).")
         field = app.screen.focused
         assert isinstance(field, TemplateVariable) and field.variable == "region"
         await pilot.press("ctrl+g")
-        await _shows(pilot, "4 completions of region")
+        await shows(pilot, "4 completions of region")
         await pilot.press("escape")
         assert app.screen.focused is field and not form.query_one("#mcp-template-completions").display
         await pilot.click("#mcp-resource-read")  # the box shows what the form built so far
-        await _shows(pilot, "Fill in region first")
+        await shows(pilot, "Fill in region first")
         listing = pane.query_one("#mcp-resource-list", OptionList)
         listing.focus()
         await pilot.press("down", "enter")
         await wait_until(pilot, lambda: not pane.query(TemplateForm))
         assert _uri_box(pane).value == "atlas://about" and _uri_box(pane).has_focus
-        await _shows(pilot, "The template has no variables: Enter reads it.")
+        await shows(pilot, "The template has no variables: Enter reads it.")
         await pilot.press("enter")
-        await _shows(pilot, "read atlas://about")
+        await shows(pilot, "read atlas://about")
 
 
 async def test_a_server_without_completions_says_so_and_the_form_still_reads(
@@ -329,22 +273,22 @@ async def test_a_server_without_completions_says_so_and_the_form_still_reads(
 ) -> None:
     app = ScreenApp(lambda: McpScreen(source))
     async with app.run_test(size=(120, 50)) as pilot:
-        pane = await _resources(app, pilot, "mute", "2 resources, 3 templates")
+        pane = await _resources(pilot, "mute", "2 resources, 3 templates")
         await _choose_template(pilot, pane, "templates:0")
         await pilot.press("tab", *"south", "ctrl+g")
-        await _shows(pilot, "The server offers no completions")
+        await shows(pilot, "The server offers no completions")
         assert not record.exists()
         await pilot.press("tab", *"Rome", "enter")
-        await _shows(pilot, "read atlas://maps/south/Rome")
+        await shows(pilot, "read atlas://maps/south/Rome")
 
 
 async def test_pressing_more_twice_while_a_page_is_on_its_way_lists_it_once(source: McpSource) -> None:
     app = ScreenApp(lambda: McpScreen(source))
     async with app.run_test(size=(120, 50)) as pilot:
-        pane = await _resources(app, pilot, "atlas", "2 resources, 3 templates; more resources to list (m)")
+        pane = await _resources(pilot, "atlas", "2 resources, 3 templates; more resources to list (m)")
         pane.query_one("#mcp-resource-list", OptionList).focus()
         await pilot.press("m", "m")
-        await _shows(pilot, "4 resources, 3 templates; more resources to list (m)")
+        await shows(pilot, "4 resources, 3 templates; more resources to list (m)")
         await app.workers.wait_for_complete()
         await pilot.press("m")
         await pilot.click("#mcp-resource-more")  # the button, as the key
@@ -356,7 +300,7 @@ async def test_pressing_more_twice_while_a_page_is_on_its_way_lists_it_once(sour
 async def test_a_hostile_template_name_and_variable_are_shown_literally(source: McpSource) -> None:
     app = ScreenApp(lambda: McpScreen(source))
     async with app.run_test(size=(120, 50)) as pilot:
-        pane = await _resources(app, pilot, "atlas", "2 resources, 3 templates")
+        pane = await _resources(pilot, "atlas", "2 resources, 3 templates")
         form = await _choose_template(pilot, pane, "templates:2")
         assert form.variables == [HOSTILE]
         text = screen_text(app)
@@ -366,4 +310,4 @@ async def test_a_hostile_template_name_and_variable_are_shown_literally(source: 
         assert _uri_box(pane).value == ""
         assert foreign_sequences(terminal_output(app)) == []
         await pilot.press("tab", *"v 1", "enter")
-        await _shows(pilot, "read atlas://odd/v%201")
+        await shows(pilot, "read atlas://odd/v%201")

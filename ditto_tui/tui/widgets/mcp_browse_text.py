@@ -7,11 +7,12 @@ import binascii
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import quote
 
 from rich.text import Text
 
+from ditto_tui.config import McpLogLevel
 from ditto_tui.interaction.mcp import McpServerInfo
 from ditto_tui.tui.text import render_untrusted, untrusted_json
 from ditto_tui.tui.widgets.mcp_image import image_cells
@@ -64,7 +65,7 @@ def bounded(text: Text, max_lines: int = MAX_RESULT_LINES, max_chars: int = MAX_
     return shown
 
 
-LOGGING_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LOGGING_LEVELS: tuple[McpLogLevel, ...] = get_args(McpLogLevel)
 """The MCP logging levels, most verbose first."""
 
 
