@@ -27,6 +27,7 @@ from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.supervise import ApprovalGate, Inbox, RunJournal
 from ditto_tui.supervise.journal import create_run_journal
 from ditto_tui.supervise.mcp_requests import McpRequests
+from ditto_tui.supervise.sign_in import InboxAuthorizer
 
 
 class PrintSink:
@@ -137,18 +138,22 @@ async def open_runtime(
     What the servers ask of the client (sampling, elicitation, roots) goes to ``session.client_requests``
     (:class:`~ditto_tui.supervise.mcp_requests.McpRequests`): before the person through the gate's inbox
     and on the record of the journal. With no approver, or one that answers by itself, the ``mcp:``
-    policy decides and ``notice`` is told in one line.
+    policy decides and ``notice`` is told in one line. A server that needs a sign-in asks the person
+    through the inbox too; with no person to ask, it fails saying to run ``ditto-tui mcp login``.
     """
     inbox = approver if isinstance(approver, Inbox) else Inbox(approver)
     requests = client_requests(program, config, workspace, inbox, automatic=approver is None, notice=notice)
     requests.journaled = journal
+    sign_in = None if requests.unattended else InboxAuthorizer(inbox=inbox)
     log_folder = log_dir or logs_dir(workspace)
-    async with _mcp_servers(config, workspace, wait_for_servers, log_folder, requests) as mcp:
+    async with _mcp_servers(config, workspace, wait_for_servers, log_folder, requests, sign_in) as mcp:
         runtime, gate = build_runtime(
             program, config, workspace, approver, mcp=mcp, journal=journal, inbox=inbox
         )
         session = RunSession(runtime=runtime, gate=gate, mcp=mcp, client_requests=requests)
         requests.recorder = session.journal
+        if sign_in is not None:
+            sign_in.attach(session.journal)
         try:
             async with runtime:
                 yield session
@@ -185,13 +190,19 @@ def client_requests(
 
 @asynccontextmanager
 async def _mcp_servers(
-    config: RuntimeConfig, workspace: Path, wait: bool, log_dir: Path, requests: McpRequests
+    config: RuntimeConfig,
+    workspace: Path,
+    wait: bool,
+    log_dir: Path,
+    requests: McpRequests,
+    sign_in: InboxAuthorizer | None,
 ) -> AsyncIterator[McpRegistry]:
     if not config.mcp.servers:  # no server: skip loading the MCP SDK
         yield McpRegistry(**config.mcp.registry_kwargs())
         return
     from ditto_tui.interaction import open_mcp_servers
     from ditto_tui.interaction.mcp.connect import AUTO_RECONNECT_DELAYS
+    from ditto_tui.interaction.mcp.oauth import default_token_dir, refuse_sign_in
 
     async with open_mcp_servers(
         config.mcp.servers,
@@ -205,6 +216,8 @@ async def _mcp_servers(
         wait=wait,
         client_requests=requests,
         reconnect_delays=AUTO_RECONNECT_DELAYS,
+        authorize=sign_in if sign_in is not None else refuse_sign_in,
+        token_store=default_token_dir(),
     ) as mcp:
         announcing: set[asyncio.Task[list[str]]] = set()
 

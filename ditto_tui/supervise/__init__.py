@@ -21,7 +21,7 @@ from ditto_tui.supervise.journal import JournalEntry, JournalError, JournalRead,
 from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
-from ditto_tui.supervise.sign_in import SignIn, SignInAnswer, SignInRequest
+from ditto_tui.supervise.sign_in import InboxAuthorizer, SignInAnswer, SignInRequest
 
 __all__ = [
     "Approval",
@@ -37,6 +37,7 @@ __all__ = [
     "ExecutionEvent",
     "Inbox",
     "InboxAnswer",
+    "InboxAuthorizer",
     "InboxRequest",
     "JournalEntry",
     "JournalError",
@@ -50,7 +51,6 @@ __all__ = [
     "RunFinished",
     "RunJournal",
     "RunStarted",
-    "SignIn",
     "SignInAnswer",
     "SignInRequest",
     "StaticApprover",

@@ -1,7 +1,7 @@
 """Signing in to an MCP server as a request in the inbox: the person opens the URL, the browser comes back.
 
-A server that asks for OAuth sends the person to its authorization server. :class:`SignIn` is the
-``authorize`` of ``open_mcp_servers`` (API.md §7) in a session with a person: it listens on the
+A server that asks for OAuth sends the person to its authorization server. :class:`InboxAuthorizer` is
+the ``authorize`` of ``open_mcp_servers`` (API.md §7) in a session with a person: it listens on the
 127.0.0.1 redirect URI the authorization URL names, puts a :class:`SignInRequest` in the inbox for a
 screen to show, and when the browser comes back it withdraws the request and returns the URL the browser
 was sent to. The person may cancel instead, or the wait may time out: then the sign-in fails with
@@ -89,7 +89,7 @@ def sign_in_request(request_id: str, server: str, url: str, redirect_uri: str) -
 
 
 @dataclass(eq=False, kw_only=True)
-class SignIn:
+class InboxAuthorizer:
     """The ``authorize(server, authorization_url)`` of a session with a person: the sign-in in the inbox.
 
     ``timeout`` bounds the wait for the browser (and for the person). Decisions go to ``recorder``; those
@@ -189,4 +189,4 @@ async def _stop(*futures: asyncio.Future[Any] | None) -> None:
                 await future
 
 
-__all__ = ["Outcome", "SignIn", "SignInAnswer", "SignInProgress", "SignInRequest", "sign_in_request"]
+__all__ = ["InboxAuthorizer", "Outcome", "SignInAnswer", "SignInProgress", "SignInRequest", "sign_in_request"]

@@ -1,7 +1,7 @@
 """The approval desk: pending requests shown one at a time over whatever screen is open, oldest first.
 
-Tool calls open the approval view; an MCP server's sampling request, the model's answer to it and an
-elicitation open their own views; all come from the one inbox, in the order they arrived.
+Tool calls open the approval view; an MCP server's sampling request, the model's answer to it, an
+elicitation and a sign-in open their own views; all come from the one inbox, in the order they arrived.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class ApprovalDesk:
             self.app.refresh_bindings()
 
     async def _answer_server(self, request: InboxRequest) -> None:
-        """A request of an MCP server (sampling, its answer, elicitation) in its own view."""
+        """A request of an MCP server (sampling, its answer, elicitation, sign-in) in its own view."""
         view = _server_view(request, self.bridge)
         self.asking = view
         try:
@@ -109,6 +109,12 @@ class ApprovalDesk:
 def _server_view(request: InboxRequest, bridge: RunBridge) -> Any:
     """The view that answers ``request`` (its modules load only when a server asks)."""
     from ditto_tui.supervise.mcp_requests import ElicitationRequest, SamplingRequest, SamplingResultReview
+    from ditto_tui.supervise.sign_in import SignInRequest
+
+    if isinstance(request, SignInRequest):
+        from ditto_tui.tui.screens.sign_in import SignInModal
+
+        return SignInModal(request)
 
     def check(value: Mapping[str, Any]) -> None:
         bridge.approver.check_arguments(request.request_id, value)

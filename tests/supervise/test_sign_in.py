@@ -19,7 +19,7 @@ from ditto_tui.errors import McpError
 from ditto_tui.interaction.mcp.loopback import free_redirect_uri
 from ditto_tui.supervise import Inbox, QueueApprover
 from ditto_tui.supervise.journal import RunJournal, read_journal
-from ditto_tui.supervise.sign_in import SignIn, SignInAnswer, SignInRequest, sign_in_request
+from ditto_tui.supervise.sign_in import InboxAuthorizer, SignInAnswer, SignInRequest, sign_in_request
 
 CODE = "code-Zx81-never-recorded"
 STATE = "state-Qw52-never-recorded"
@@ -73,7 +73,7 @@ async def test_the_browser_coming_back_completes_the_sign_in_and_withdraws_the_r
     journal: RunJournal,
 ) -> None:
     inbox = QueueApprover()
-    sign_in = SignIn(inbox=inbox, recorder=journal)
+    sign_in = InboxAuthorizer(inbox=inbox, recorder=journal)
     redirect = free_redirect_uri()
     task = asyncio.ensure_future(sign_in("notes", authorization_url(redirect)))
     request = await next_request(inbox)
@@ -97,7 +97,7 @@ async def test_the_browser_coming_back_completes_the_sign_in_and_withdraws_the_r
 
 async def test_a_cancel_fails_the_sign_in_and_stops_listening(journal: RunJournal) -> None:
     inbox = QueueApprover()
-    sign_in = SignIn(inbox=inbox, recorder=journal)
+    sign_in = InboxAuthorizer(inbox=inbox, recorder=journal)
     task = asyncio.ensure_future(sign_in("notes", authorization_url(free_redirect_uri())))
     request = await next_request(inbox)
     assert inbox.resolve(request.request_id, SignInAnswer())
@@ -111,7 +111,7 @@ async def test_a_cancel_fails_the_sign_in_and_stops_listening(journal: RunJourna
 
 async def test_no_browser_in_time_is_a_timeout(journal: RunJournal) -> None:
     inbox = QueueApprover()
-    sign_in = SignIn(inbox=inbox, recorder=journal, timeout=0.3)
+    sign_in = InboxAuthorizer(inbox=inbox, recorder=journal, timeout=0.3)
     with pytest.raises(McpError, match=r"0\.3 s"):
         await sign_in("notes", authorization_url(free_redirect_uri()))
     assert inbox.all_pending() == []
@@ -120,7 +120,7 @@ async def test_no_browser_in_time_is_a_timeout(journal: RunJournal) -> None:
 
 async def test_a_refusal_from_the_authorization_server_is_returned_and_recorded(journal: RunJournal) -> None:
     inbox = QueueApprover()
-    sign_in = SignIn(inbox=inbox, recorder=journal)
+    sign_in = InboxAuthorizer(inbox=inbox, recorder=journal)
     task = asyncio.ensure_future(sign_in("notes", authorization_url(free_redirect_uri())))
     request = await next_request(inbox)
     await browser_returns(request, error="access_denied", state=STATE)
@@ -134,7 +134,7 @@ async def test_a_redirect_uri_that_is_not_on_the_loopback_is_refused_before_aski
     inbox.on_request(seen.append)
     url = authorization_url("https://evil.example/callback")
     with pytest.raises(McpError, match="not a 127.0.0.1 loopback address"):
-        await SignIn(inbox=inbox)("notes", url)
+        await InboxAuthorizer(inbox=inbox)("notes", url)
     assert seen == []
 
 
@@ -142,7 +142,7 @@ async def test_decisions_made_before_the_journal_is_attached_are_written_when_it
     journal: RunJournal,
 ) -> None:
     inbox = QueueApprover()
-    sign_in = SignIn(inbox=inbox, timeout=0.2)
+    sign_in = InboxAuthorizer(inbox=inbox, timeout=0.2)
     with pytest.raises(McpError):
         await sign_in("notes", authorization_url(free_redirect_uri()))
     assert decisions(journal) == []
@@ -157,7 +157,7 @@ async def test_a_port_already_taken_fails_the_sign_in_at_once(journal: RunJourna
     try:
         inbox = QueueApprover()
         with pytest.raises(McpError, match="cannot listen"):
-            await SignIn(inbox=inbox, recorder=journal)("notes", authorization_url(redirect))
+            await InboxAuthorizer(inbox=inbox, recorder=journal)("notes", authorization_url(redirect))
     finally:
         holder.close()
         await holder.wait_closed()
@@ -178,7 +178,7 @@ def test_a_look_alike_host_is_shown_in_punycode_and_a_hostile_url_is_not_offered
 async def test_e03_no_code_or_state_reaches_the_journal(journal: RunJournal) -> None:
     """ADVERSARIAL E-03: the redirected URL carries the code and state; the record keeps neither."""
     inbox = QueueApprover()
-    sign_in = SignIn(inbox=inbox, recorder=journal)
+    sign_in = InboxAuthorizer(inbox=inbox, recorder=journal)
     task = asyncio.ensure_future(sign_in("notes", authorization_url(free_redirect_uri())))
     await browser_returns(await next_request(inbox), code=CODE, state=STATE)
     await asyncio.wait_for(task, 10)
