@@ -82,6 +82,8 @@ APPLIES: dict[str | None, frozenset[str]] = {
     "run": _RUN_OPTIONS,
     "mcp": frozenset({"config", "workspace"}),
     "mcp import": frozenset({"config", "workspace"}),
+    "mcp login": frozenset({"config", "workspace"}),
+    "mcp logout": frozenset(),
     "runs": frozenset({"workspace"}),
     "replay": frozenset({"workspace"}),
     "audit": frozenset({"workspace"}),
@@ -110,10 +112,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("graph", help="the graph file, e.g. graphs/read_and_deliver.py")
     mcp = commands.add_parser(
         "mcp",
-        help="browse the MCP servers of the config (mcp import FILE: add a file's servers)",
+        help="browse the MCP servers of the config (import FILE: add a file's servers; login/logout SERVER)",
         description="Open the MCP browser alone: servers, their tools, and a form to invoke them.",
     )
-    _add_mcp_import(mcp.add_subparsers(dest="mcp_command", metavar="{import}"))
+    mcp_commands = mcp.add_subparsers(dest="mcp_command", metavar="{import,login,logout}")
+    _add_mcp_import(mcp_commands)
+    _add_mcp_sign_in(mcp_commands)
     runs_cli.add_commands(commands)
     trust = commands.add_parser(
         "trust",
@@ -144,6 +148,30 @@ def _add_mcp_import(commands: argparse._SubParsersAction[argparse.ArgumentParser
     command.add_argument("file", help="e.g. ~/.config/Claude/claude_desktop_config.json or .cursor/mcp.json")
     command.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     command.add_argument("--replace", action="store_true", help="overwrite servers of the same name")
+
+
+def _add_mcp_sign_in(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    login = commands.add_parser(
+        "login",
+        help="sign in to an HTTP MCP server that asks for OAuth, keeping its token",
+        description="Connect SERVER (an HTTP entry of mcp.servers) and sign in: the authorization address "
+        "is printed with its host, the system browser opens on it, and once the browser comes back to "
+        "ditto-tui on 127.0.0.1 the token is kept in your config directory (oauth/, mode 0600), never in "
+        "the workspace. Runs, headless ones included, then use it and refresh it.",
+    )
+    login.add_argument("server", help="the server's name under mcp.servers")
+    login.add_argument(
+        "--no-browser",
+        action="store_true",
+        help="open no browser: print the address and wait for a browser of this machine to come back from it "
+        "(for machines without a browser of their own, or to sign in from another browser; tests use it)",
+    )
+    logout = commands.add_parser(
+        "logout",
+        help="forget the tokens kept for an MCP server",
+        description="Delete what `ditto-tui mcp login SERVER` (or a sign-in in the app) kept for SERVER.",
+    )
+    logout.add_argument("server", help="the server's name")
 
 
 def _command_name(args: argparse.Namespace) -> str | None:
@@ -228,6 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command in ("trust", "untrust"):
             return _trust_command(args)
+        if _command_name(args) == "mcp logout":
+            return _mcp_logout(args.server)
         workspace = Path(args.workspace).resolve()
         if not workspace.is_dir():
             raise ValidationError(f"workspace {args.workspace!r} is not a directory")
@@ -237,6 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in runs_cli.COMMANDS:
             return runs_cli.run_command(args, _config, _open_replay)
         config = _config(args.config, workspace)
+        if _command_name(args) == "mcp login":
+            return _mcp_login_command(args.server, config, workspace, browser=not args.no_browser)
         if args.command == "mcp":
             return _open_app(config, workspace, None)
         graph_file = Path(args.graph) if args.command == "run" else default_graph(workspace)
@@ -292,6 +324,79 @@ def _mcp_import(args: argparse.Namespace, workspace: Path) -> int:
             f"They start once sandbox.mcp lists them, e.g. `mcp: [{', '.join(waiting)}]` under sandbox.",
             sys.stdout,
         )
+    return 0
+
+
+def _mcp_login_command(server: str, config: RuntimeConfig, workspace: Path, *, browser: bool) -> int:
+    """``mcp login SERVER [--no-browser]``; ctrl+c stops the wait in one line."""
+    try:
+        return asyncio.run(_mcp_login(server, config, workspace, browser=browser))
+    except KeyboardInterrupt:
+        say("ditto-tui: sign-in stopped")
+        return 1
+
+
+async def _mcp_login(server: str, config: RuntimeConfig, workspace: Path, *, browser: bool) -> int:
+    """Connect that one server, signing in in the browser; 0 once connected."""
+    import webbrowser
+
+    from ditto_tui.interaction import open_mcp_servers
+    from ditto_tui.interaction.mcp.loopback import browser_authorize
+    from ditto_tui.interaction.mcp.oauth import default_token_dir
+
+    entry = config.mcp.servers.get(server)
+    if entry is None or entry.url is None:
+        why = "is not in the config (mcp.servers)" if entry is None else "is not an HTTP server"
+        say(f"ditto-tui: MCP server {server!r} {why}; only HTTP servers sign in")
+        return 1
+    asked: list[str] = []
+
+    async def authorize(authorization_url: str) -> str:
+        asked.append(authorization_url)
+        say(_sign_in_lines(server, authorization_url, browser=browser), sys.stdout)
+        opener = webbrowser.open if browser else _no_browser
+        return await browser_authorize(authorization_url, open_browser=opener)
+
+    tokens = default_token_dir()
+    async with open_mcp_servers(
+        {server: entry}, workspace=workspace, allowed=[server], authorize=authorize, token_store=tokens
+    ) as registry:
+        status = registry.status(server)
+    if status is None or status.state != "connected":
+        why = status.error if status is not None and status.error else "the server did not connect"
+        say(f"ditto-tui: {why}")
+        return 1
+    done = "Signed in to" if asked else "Already signed in to"
+    say(f"{done} {server}; the token is kept in {tokens}", sys.stdout)
+    return 0
+
+
+def _sign_in_lines(server: str, authorization_url: str, *, browser: bool) -> str:
+    """What a person reads before signing in: the server, the host made plain, the address as text."""
+    from ditto_tui.supervise.sign_in import plain_host
+
+    host = plain_host(authorization_url)
+    then = "Opening your browser" if browser else "Open it in a browser on this machine"
+    return (
+        f"MCP server {server!r} asks you to sign in at {host or '(no host)'}:\n"
+        f"  {escape_controls(authorization_url)}\n"
+        f"{then}; waiting for it to come back (ctrl+c stops)."
+    )
+
+
+def _no_browser(url: str) -> None:
+    """The browser opener of ``--no-browser``: the address is printed, nothing is opened."""
+
+
+def _mcp_logout(server: str) -> int:
+    """``mcp logout SERVER``: forget its tokens and say whether there were any."""
+    from ditto_tui.interaction.mcp.oauth import TokenStore, default_token_dir
+
+    store = TokenStore(default_token_dir())
+    if store.forget(server):
+        say(f"Signed out of {server}: its tokens are forgotten", sys.stdout)
+    else:
+        say(f"No tokens were kept for {server}", sys.stdout)
     return 0
 
 

@@ -34,11 +34,22 @@ def _report_servers(mcp: McpRegistry, err: TextIO) -> None:
 
     def report(status: McpServerStatus) -> None:
         if status.state == "failed":
-            print(f"ditto-tui: MCP server {status.server!r} failed to start: {status.error}", file=err)
+            print(_failure_line(status), file=err)
 
     for status in mcp.statuses():
         report(status)
     mcp.on_status(report)
+
+
+def _failure_line(status: McpServerStatus) -> str:
+    """Why a server failed to start, in one line; one that needs a sign-in says only how to sign in."""
+    # Only a server that was started gets here, so the MCP client (and its SDK) is loaded already.
+    from ditto_tui.interaction.mcp.oauth import SignInRequired
+
+    needed = SignInRequired(status.server).message
+    if status.error is not None and status.error.startswith(needed):
+        return f"ditto-tui: {needed}"
+    return f"ditto-tui: MCP server {status.server!r} failed to start: {status.error}"
 
 
 async def run_headless(

@@ -24,6 +24,8 @@ from typing import Any, ClassVar, Literal
 
 from ditto_tui.errors import DittoError, McpError
 from ditto_tui.interaction.mcp.loopback import SIGN_IN_SECONDS, await_redirect, redirect_uri_of
+from ditto_tui.interaction.web_results import safe_url
+from ditto_tui.sanitize import escape_controls
 from ditto_tui.supervise.inbox import Inbox
 from ditto_tui.supervise.mcp_requests import RequestRecorder, url_host
 
@@ -47,8 +49,8 @@ class SignInProgress:
 class SignInRequest:
     """An MCP server needs the person to sign in at ``url`` (its authorization server's address).
 
-    ``url`` is untrusted text. ``host`` is its host made plain (:func:`url_host`: a look-alike name in
-    punycode) and ``url_allowed`` whether it is a plain http(s) URL that may be opened in a browser.
+    ``url`` is untrusted text. ``host`` is its host made plain (:func:`plain_host`) and ``url_allowed``
+    whether it is a plain http(s) URL that may be opened in a browser (:func:`url_host`).
     ``redirect_uri`` is the 127.0.0.1 address the browser comes back to.
     """
 
@@ -75,14 +77,27 @@ class SignInAnswer:
         return False
 
 
+def plain_host(url: str) -> str | None:
+    """The host of ``url`` as a person should read it, whatever the rest of the URL holds: a look-alike
+    name in punycode (:func:`safe_url`'s rule), a host it refuses with its hidden characters escaped."""
+    try:
+        host = urllib.parse.urlsplit(url).hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    shown = safe_url(f"https://{host}/")
+    return urllib.parse.urlsplit(shown).hostname if shown is not None else escape_controls(host)
+
+
 def sign_in_request(request_id: str, server: str, url: str, redirect_uri: str) -> SignInRequest:
     """The request the inbox shows for a sign-in at ``url``."""
-    host, allowed = url_host(url)
+    _, allowed = url_host(url)
     return SignInRequest(
         request_id=request_id,
         server=server,
         url=url,
-        host=host,
+        host=plain_host(url),
         url_allowed=allowed,
         redirect_uri=redirect_uri,
     )
@@ -189,4 +204,12 @@ async def _stop(*futures: asyncio.Future[Any] | None) -> None:
                 await future
 
 
-__all__ = ["InboxAuthorizer", "Outcome", "SignInAnswer", "SignInProgress", "SignInRequest", "sign_in_request"]
+__all__ = [
+    "InboxAuthorizer",
+    "Outcome",
+    "SignInAnswer",
+    "SignInProgress",
+    "SignInRequest",
+    "plain_host",
+    "sign_in_request",
+]
