@@ -37,8 +37,10 @@ else the built-in defaults. Global options may stand before or after the command
 
 The app opens on the Run screen: the graph, a live timeline and the detail of what you select. A call
 that needs approval opens the approval view: a approves once, s approves the tool for the session,
-d denies with a reason, e edits the arguments, c cancels the call. F2/F3/F4 switch between the Run,
-MCP and Tools screens, F1 shows every key, ctrl+p opens the command palette, q quits.
+d denies with a reason, e edits the arguments, c cancels the call. An MCP server that asks you to sign
+in opens the sign-in view: o opens its address in your browser, c cancels (`ditto-tui mcp login SERVER`
+does the same from the command line). F2/F3/F4 switch between the Run, MCP and Tools screens, F1 shows
+every key, ctrl+p opens the command palette, q quits.
 """
 
 
