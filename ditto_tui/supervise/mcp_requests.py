@@ -199,19 +199,26 @@ def message_text(message: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def plain_host(url: str) -> str | None:
+    """The host of ``url`` as a person should read it, whatever the rest of the URL holds: a look-alike
+    name in punycode (:func:`safe_url`'s rule), a host it refuses with its hidden characters escaped."""
+    try:
+        host = urllib.parse.urlsplit(url).hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    shown = safe_url(f"https://{host}/")
+    return urllib.parse.urlsplit(shown).hostname if shown is not None else escape_controls(host)
+
+
 def url_host(url: str) -> tuple[str | None, bool]:
-    """The host of ``url`` and whether it may be offered for opening.
+    """The host of ``url`` (:func:`plain_host`) and whether it may be offered for opening.
 
     The rules are the web results' (:func:`safe_url`): plain http(s), no credentials, no invisible, bidi
     or control character, a look-alike host shown in punycode. A URL it would change is never opened.
     """
-    shown = safe_url(url)
-    if shown is None:
-        try:
-            return urllib.parse.urlsplit(url).hostname, False
-        except ValueError:
-            return None, False
-    return urllib.parse.urlsplit(shown).hostname, shown == url
+    return plain_host(url), safe_url(url) == url
 
 
 def fill_defaults(schema: Mapping[str, Any] | None, content: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,10 +24,8 @@ from typing import Any, ClassVar, Literal
 
 from ditto_tui.errors import DittoError, McpError
 from ditto_tui.interaction.mcp.loopback import SIGN_IN_SECONDS, await_redirect, redirect_uri_of
-from ditto_tui.interaction.web_results import safe_url
-from ditto_tui.sanitize import escape_controls
 from ditto_tui.supervise.inbox import Inbox
-from ditto_tui.supervise.mcp_requests import RequestRecorder, url_host
+from ditto_tui.supervise.mcp_requests import RequestRecorder, plain_host, url_host
 
 logger = logging.getLogger(__name__)
 
@@ -75,19 +73,6 @@ class SignInAnswer:
     def approves(self) -> bool:
         """A cancellation lets nothing go ahead."""
         return False
-
-
-def plain_host(url: str) -> str | None:
-    """The host of ``url`` as a person should read it, whatever the rest of the URL holds: a look-alike
-    name in punycode (:func:`safe_url`'s rule), a host it refuses with its hidden characters escaped."""
-    try:
-        host = urllib.parse.urlsplit(url).hostname
-    except ValueError:
-        return None
-    if not host:
-        return None
-    shown = safe_url(f"https://{host}/")
-    return urllib.parse.urlsplit(shown).hostname if shown is not None else escape_controls(host)
 
 
 def sign_in_request(request_id: str, server: str, url: str, redirect_uri: str) -> SignInRequest:

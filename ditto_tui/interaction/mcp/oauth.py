@@ -344,6 +344,10 @@ class SignInProvider(OAuthClientProvider):
                 response = yield outgoing
         except StopAsyncIteration:
             return
+        finally:
+            # Closed here, in this task: left to the garbage collector, the SDK's flow would release its
+            # lock from another task ("The current task is not holding this lock").
+            await flow.aclose()
 
     def _add_scopes(self) -> None:
         configured = self.auth.scopes if self.auth is not None else ()
