@@ -78,7 +78,11 @@ async def test_content_annotations_are_kept_with_the_block_they_came_with(
     result = await registry.invoke("everything", call, box)
     assert result.metadata is not None
     notes = result.metadata["annotations"]
-    assert isinstance(notes, list) and notes[0] == {"block": 0, "priority": 1.0, "audience": ["user", "assistant"]}
+    assert isinstance(notes, list) and notes[0] == {
+        "block": 0,
+        "priority": 1.0,
+        "audience": ["user", "assistant"],
+    }
     blocks = registry.call_blocks("everything", "ann")
     assert blocks is not None and blocks[0].annotations == {
         "priority": 1.0,
