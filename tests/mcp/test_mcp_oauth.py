@@ -8,9 +8,11 @@ good server offers.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,8 +23,11 @@ from mcp.shared.auth import OAuthToken
 
 from ditto_tui.home import StateDirError
 from ditto_tui.interaction import open_mcp_servers
+from ditto_tui.interaction.mcp.loopback import await_redirect, redirect_uri_of
 from ditto_tui.interaction.mcp.oauth import SignInRequired, TokenStore, refuse_sign_in, sign_in_problem
 from tests.conformance.client import follow_redirect
+from tests.mcp.mcp_helpers import sandbox
+from tests.mcp.sign_in_helpers import oauth_server, play_browser
 
 Reply = tuple[int, dict[str, str], bytes]
 Route = Callable[["Site", BaseHTTPRequestHandler], Reply]
@@ -227,3 +232,33 @@ async def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StateDirError, match="can be read by others"):
         store.load("remote")
     assert not store.has_tokens("remote")
+
+
+async def test_a_token_refused_as_expired_is_refreshed_before_anyone_is_asked_again(tmp_path: Path) -> None:
+    """The server's clock says the token expired while ours says not: the 401 is met with a refresh."""
+    asked: list[str] = []
+
+    async def authorize(url: str) -> str:
+        asked.append(url)
+        waiting = asyncio.ensure_future(await_redirect(redirect_uri_of(url)))
+        await asyncio.sleep(0.1)
+        await play_browser(url)
+        return await waiting
+
+    with oauth_server(tmp_path, "--expires", "1") as server:
+        servers = {"notes": {"url": server.url}}
+        options: dict[str, Any] = {"authorize": authorize, "token_store": tmp_path / "oauth"}
+        async with open_mcp_servers(servers, log_dir=tmp_path / "logs", **options) as registry:
+            assert registry.status("notes") is not None and len(asked) == 1
+        store = TokenStore(tmp_path / "oauth")
+        kept = store.load("notes")
+        for entry in kept["issuers"].values():
+            entry["expiresAt"] = time.time() + 3600  # our clock: valid for an hour
+        store.save("notes", kept)
+        await asyncio.sleep(1.2)  # the server's: expired
+        async with open_mcp_servers(servers, log_dir=tmp_path / "logs", **options) as registry:
+            status = registry.status("notes")
+            assert status is not None and status.state == "connected", status
+            listed = await registry.discover("notes", sandbox(tmp_path, "notes"))
+        assert "whoami" in {capability.name for capability in listed}
+        assert len(asked) == 1 and server.count("issued grant=refresh_token") >= 1

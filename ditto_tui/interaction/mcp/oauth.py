@@ -336,12 +336,23 @@ class SignInProvider(OAuthClientProvider):
         """The SDK's flow, with every registration and token request held to the issuer's origin."""
         flow = super()._auth_flow(request)
         response: httpx2.Response | None = None
+        refreshed = False
         try:
             while True:
                 outgoing = await flow.asend(response)  # type: ignore[arg-type]
                 if outgoing is not request and outgoing.method == "POST":
                     self._check_endpoint(str(outgoing.url), "registration or token endpoint")
                 response = yield outgoing
+                if outgoing is request and response.status_code == 401 and not refreshed:
+                    # A token that expired on the way (clocks differ) is refreshed before the person is
+                    # sent to sign in again: the SDK goes straight to a new authorization on a 401.
+                    refreshed = True
+                    if self.context.can_refresh_token():
+                        refresh = await self._refresh_token()
+                        self._check_endpoint(str(refresh.url), "token endpoint")
+                        if await self._handle_refresh_response((yield refresh)):
+                            self._add_auth_header(request)
+                            response = yield request
         except StopAsyncIteration:
             return
         finally:
