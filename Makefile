@@ -58,8 +58,9 @@ lint: $(DEV_STAMP)
 
 # `python -m pytest` puts the repository root on sys.path, so tests can import `examples` and
 # `benchmarks`. pytest exits 5 when it collected nothing; that is a failure here, and says so.
+# Two workers, each taking whole files (module-scoped servers stay in one process).
 test: lint $(NPM_STAMP)
-	PATH="$(TEST_PATH)" $(PY) -m pytest || { rc=$$?; \
+	PATH="$(TEST_PATH)" $(PY) -m pytest -n 2 --dist loadfile || { rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; exit $$rc; }
 
 # The same properties as `make test`, each with FUZZ_FACTOR (tests/properties.py) times more examples.
