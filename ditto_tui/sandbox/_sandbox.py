@@ -17,6 +17,16 @@ DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024
 _MAX_NAME_CHARS = 80
 
 
+def _add_to(key: str, what: str = "it") -> str:
+    """How a refusal says which ``ditto.yaml`` key would grant it (a list the name goes in)."""
+    return f" (to allow it, add {what} to sandbox.{key} in ditto.yaml)"
+
+
+def _set(key: str) -> str:
+    """How a refusal says which ``ditto.yaml`` switch would grant it."""
+    return f" (to allow it, set sandbox.{key}: true in ditto.yaml)"
+
+
 def _quote(name: object) -> str:
     """``repr`` of an untrusted name, shortened so an error message stays one short line."""
     text = repr(name)
@@ -62,12 +72,15 @@ class Sandbox:
     def check_tool(self, name: str) -> None:
         """Raise ``tool_not_allowed`` unless the tool is granted."""
         if not self.allows_tool(name):
-            raise _denied(f"tool {_quote(name)} is not allowed by the sandbox", "tool_not_allowed")
+            raise _denied(
+                f"tool {_quote(name)} is not allowed by the sandbox{_add_to('tools')}", "tool_not_allowed"
+            )
 
     def check_mcp(self, server: str) -> None:
         """Raise ``mcp_not_allowed`` unless the MCP server is granted."""
         if not self.allows_mcp(server):
-            raise _denied(f"MCP server {_quote(server)} is not allowed by the sandbox", "mcp_not_allowed")
+            message = f"MCP server {_quote(server)} is not allowed by the sandbox{_add_to('mcp')}"
+            raise _denied(message, "mcp_not_allowed")
 
     def check_network(self, origin_or_url: str) -> None:
         """Raise ``network_not_allowed`` unless the URL's origin is granted; never echoes credentials."""
@@ -79,23 +92,26 @@ class Sandbox:
             ) from None
         if origin not in self.permissions.network:
             raise _denied(
-                f"network origin {_quote(origin)} is not allowed by the sandbox", "network_not_allowed"
+                f"network origin {_quote(origin)} is not allowed by the sandbox{_add_to('network')}",
+                "network_not_allowed",
             )
 
     def check_read(self) -> None:
         """Raise ``read_not_allowed`` unless reading files is granted."""
         if not self.permissions.read:
-            raise _denied("reading files is not allowed by the sandbox", "read_not_allowed")
+            raise _denied(f"reading files is not allowed by the sandbox{_set('read')}", "read_not_allowed")
 
     def check_write(self) -> None:
         """Raise ``write_not_allowed`` unless writing files is granted."""
         if not self.permissions.write:
-            raise _denied("writing files is not allowed by the sandbox", "write_not_allowed")
+            raise _denied(f"writing files is not allowed by the sandbox{_set('write')}", "write_not_allowed")
 
     def check_execute(self) -> None:
         """Raise ``execute_not_allowed`` unless running commands is granted."""
         if not self.permissions.execute:
-            raise _denied("running commands is not allowed by the sandbox", "execute_not_allowed")
+            raise _denied(
+                f"running commands is not allowed by the sandbox{_set('execute')}", "execute_not_allowed"
+            )
 
     def check_effects(self, effects: Iterable[str]) -> None:
         """Raise unless every effect in ``effects`` is granted; an unknown effect raises too.
@@ -114,7 +130,8 @@ class Sandbox:
             elif effect == "execute":
                 self.check_execute()
             elif not self.permissions.network:
-                raise _denied("network access is not allowed by the sandbox", "network_not_allowed")
+                message = f"network access is not allowed by the sandbox{_add_to('network', 'the origin')}"
+                raise _denied(message, "network_not_allowed")
 
     def allows_effects(self, effects: Iterable[str]) -> bool:
         """Whether :meth:`check_effects` would pass."""

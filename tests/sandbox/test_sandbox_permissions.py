@@ -166,7 +166,8 @@ def test_tool_and_mcp_checks() -> None:
         sandbox.check_tool("write\x1b[2J")
     assert (tool.value.code, tool.value.message) == (
         "tool_not_allowed",
-        "tool 'write\\x1b[2J' is not allowed by the sandbox",
+        "tool 'write\\x1b[2J' is not allowed by the sandbox"
+        " (to allow it, add it to sandbox.tools in ditto.yaml)",
     )
     with pytest.raises(PermissionDeniedError) as mcp:
         sandbox.check_mcp("x" * 1000)

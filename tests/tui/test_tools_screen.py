@@ -34,9 +34,12 @@ def test_rows_say_what_the_policy_and_the_sandbox_decide(tmp_path: Path) -> None
     )
     assert (
         not rows["write_text"].permitted
-        and rows["write_text"].denial == "writing files is not allowed by the sandbox"
+        and rows["write_text"].denial
+        == "writing files is not allowed by the sandbox (to allow it, set sandbox.write: true in ditto.yaml)"
     )
-    assert not rows["grep"].permitted and rows["grep"].denial == "tool 'grep' is not allowed by the sandbox"
+    assert not rows["grep"].permitted and rows["grep"].denial == (
+        "tool 'grep' is not allowed by the sandbox (to allow it, add it to sandbox.tools in ditto.yaml)"
+    )
 
 
 async def test_keyboard_moves_through_tools_and_the_detail_follows(tmp_path: Path) -> None:
