@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ditto_tui import runs_cli
+from ditto_tui import project, runs_cli
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
@@ -92,6 +92,7 @@ APPLIES: dict[str | None, frozenset[str]] = {
     "policy": frozenset({"config", "workspace"}),
     "trust": frozenset(),
     "untrust": frozenset(),
+    "init": frozenset(),
 }
 """The global options each command takes (a nested command as ``"mcp import"``); any other one given is an
 error, never silently dropped."""
@@ -133,6 +134,7 @@ def _parser() -> argparse.ArgumentParser:
         "untrust", help="stop trusting a workspace", description="Stop trusting DIR (default: .)."
     )
     untrust.add_argument("dir", nargs="?", default=".", help="the folder (default: .)")
+    project.add_command(commands)
     for command in _commands_below(parser):
         _add_options(command)
     return parser
@@ -258,6 +260,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command in ("trust", "untrust"):
             return _trust_command(args)
+        if args.command == "init":
+            for line in project.init_command(args):
+                say(line, sys.stdout)
+            return 0
         if _command_name(args) == "mcp logout":
             return _mcp_logout(args.server)
         workspace = Path(args.workspace).resolve()
