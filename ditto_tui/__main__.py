@@ -32,6 +32,7 @@ against the current directory (or --workspace). Runs are offline unless the conf
 
 The workspace is untrusted until you trust it (`ditto-tui trust DIR`): before that, its ditto.yaml and
 graphs/ are never used, and ditto-tui keeps its journals and logs in your state directory, not in it.
+`ditto-tui init` writes a commented ditto.yaml for a folder of your own and trusts it.
 Config: --config FILE, else a trusted workspace's ditto.yaml, else your own (in the config directory),
 else the built-in defaults. Global options may stand before or after the command.
 
