@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -77,9 +79,21 @@ _OPTIONS = (
         False,
         {"action": "store_true", "help": "do not journal the run (see `ditto-tui runs`)"},
     ),
+    _Option(
+        ("--task",),
+        "task",
+        None,
+        {"metavar": "TEXT", "help": "the task of an agent graph (its prompt); for another graph, its input"},
+    ),
+    _Option(
+        ("--input",),
+        "input",
+        None,
+        {"metavar": "JSON|@FILE", "help": "the run's input as JSON, or read from FILE (@FILE)"},
+    ),
 )
 
-_RUN_OPTIONS = frozenset({"config", "workspace", "headless", "approve", "no_journal"})
+_RUN_OPTIONS = frozenset({"config", "workspace", "headless", "approve", "no_journal", "task", "input"})
 APPLIES: dict[str | None, frozenset[str]] = {
     None: _RUN_OPTIONS,
     "run": _RUN_OPTIONS,
@@ -281,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "mcp":
             return _open_app(config, workspace, None)
         graph_file = Path(args.graph) if args.command == "run" else default_graph(workspace)
-        program = load_program(graph_file, config, workspace)
+        program = with_input(load_program(graph_file, config, workspace), args.task, args.input)
     except GraphLoadError as exc:
         say(f"ditto-tui: {exc.message} (traceback in {_log_traceback(exc, Path(args.workspace))})")
         return 2
@@ -292,6 +306,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.headless:
         return _open_app(config, workspace, program, journal)
     return asyncio.run(run_headless(program, config, workspace, approve=args.approve, journal=journal))
+
+
+def with_input(program: Program, task: str | None, given: str | None) -> Program:
+    """``program`` with the run's input from ``--input`` (JSON, or ``@FILE`` of JSON) and ``--task``.
+
+    ``--task`` sets the ``prompt`` of an agent graph's input (a mapping that has one); for another graph it
+    is the input itself. Both may be given: the task then sets the prompt of the given input.
+    """
+    initial = program.initial
+    if given is not None:
+        text = given
+        if given.startswith("@"):
+            try:
+                text = Path(given[1:]).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ValidationError(f"--input {given!r}: cannot read the file ({exc})") from None
+        try:
+            initial = json.loads(text)
+        except ValueError as exc:
+            raise ValidationError(f"--input is not JSON: {exc}") from None
+    if task is not None:
+        if not task.strip():
+            raise ValidationError("--task is empty")
+        initial = (
+            {**initial, "prompt": task} if isinstance(initial, Mapping) and "prompt" in initial else task
+        )
+    return dataclasses.replace(program, initial=initial)
 
 
 def _log_traceback(error: GraphLoadError, workspace: Path) -> str:
