@@ -32,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, ListToolsResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from ditto_tui import __version__
 from ditto_tui.demo.servers import SAMPLE_NOTES
 from ditto_tui.errors import PathError, ValidationError
 from ditto_tui.sandbox._files import read_bytes, write_bytes
@@ -202,6 +203,7 @@ def build_server(folder: Path, *, catalogue: int = 0) -> MCPServer:
     """The demo server over the notes in ``folder``, plus ``catalogue`` generated tools."""
     server = MCPServer(
         "ditto-demo",
+        version=__version__,
         instructions="Notes tools: list, read, search and check notes; write_note replaces a note.",
         tools=_catalogue(catalogue),
         log_level="WARNING",

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from ditto_tui import __version__
 from ditto_tui.config import load_runtime_config_file, parse_runtime_config
 from ditto_tui.contracts import JsonPart, TextPart
 from ditto_tui.demo.servers import MODULE, demo_server_args, demo_server_entry
@@ -49,7 +50,7 @@ async def test_demo_lists_1000_tools_in_real_pages_of_100(demo: tuple[McpRegistr
     assert {"list_notes", "read_note", "search_notes", "check_note", "write_note"} <= set(names)
     status = registry.status("demo")
     assert status is not None and (status.state, status.pages, status.tools) == ("connected", 10, 1000)
-    assert status.transport == "stdio" and status.server_info == "ditto-demo"
+    assert status.transport == "stdio" and status.server_info == f"ditto-demo {__version__}"
 
 
 async def test_capabilities_keep_output_schema_and_annotations(demo: tuple[McpRegistry, Path]) -> None:
