@@ -105,6 +105,18 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 # -- the token store ----------------------------------------------------------------------------------
 
 
+def _entry(data: dict[str, Any], issuer: str | None) -> dict[str, Any]:
+    """What a token file keeps for ``issuer`` (``{}`` when nothing, or nothing well-formed)."""
+    issuers = data.get("issuers")
+    entry = issuers.get(issuer or "") if isinstance(issuers, dict) else None
+    return entry if isinstance(entry, dict) else {}
+
+
+def _last(data: dict[str, Any]) -> dict[str, Any]:
+    """What a token file keeps for the issuer used last."""
+    return _entry(data, data.get("last"))
+
+
 class TokenStore:
     """One private JSON file per server under ``directory``: per issuer, the tokens (with their absolute
     expiry) and the client registration; and which issuer was used last."""
@@ -166,8 +178,8 @@ class TokenStore:
             data = self.load(server)
         except StateDirError:
             return None
-        entry = data.get("issuers", {}).get(data.get("last") or "", {})
-        uris = entry.get("client", {}).get("redirect_uris") if isinstance(entry, dict) else None
+        client = _last(data).get("client")
+        uris = client.get("redirect_uris") if isinstance(client, dict) else None
         uri = uris[0] if isinstance(uris, list) and uris and isinstance(uris[0], str) else None
         return uri if uri is not None and uri.startswith("http://127.0.0.1:") else None
 
@@ -177,8 +189,7 @@ class TokenStore:
             data = self.load(server)
         except StateDirError:
             return False
-        entry = data.get("issuers", {}).get(data.get("last") or "", {})
-        return isinstance(entry, dict) and bool(entry.get("tokens"))
+        return bool(_last(data).get("tokens"))
 
 
 class ServerTokens:
@@ -196,28 +207,23 @@ class ServerTokens:
         self.issuer = issuer
         self.registered = registered
 
-    def _entry(self, data: dict[str, Any], issuer: str | None) -> dict[str, Any]:
-        issuers = data.get("issuers")
-        entry = issuers.get(issuer or "") if isinstance(issuers, dict) else None
-        return entry if isinstance(entry, dict) else {}
-
     def _update(self, **fields: Any) -> None:
         data = self.store.load(self.server)
         issuer = self.issuer()
         kept = data.get("issuers")
         issuers: dict[str, Any] = dict(kept) if isinstance(kept, dict) else {}
-        issuers[issuer] = {**self._entry(data, issuer), **fields}
+        issuers[issuer] = {**_entry(data, issuer), **fields}
         self.store.save(self.server, {"issuers": issuers, "last": issuer})
 
     def expires_at(self) -> float | None:
         """The absolute expiry of the kept access token (seconds since the epoch), when known."""
         data = self.store.load(self.server)
-        value = self._entry(data, data.get("last")).get("expiresAt")
+        value = _last(data).get("expiresAt")
         return float(value) if isinstance(value, int | float) else None
 
     async def get_tokens(self) -> OAuthToken | None:
         data = self.store.load(self.server)
-        tokens = self._entry(data, data.get("last")).get("tokens")
+        tokens = _last(data).get("tokens")
         try:
             return OAuthToken.model_validate(tokens) if tokens else None
         except pydantic.ValidationError:
@@ -231,7 +237,7 @@ class ServerTokens:
         if self.registered is not None:
             return self.registered
         data = self.store.load(self.server)
-        client = self._entry(data, data.get("last")).get("client")
+        client = _last(data).get("client")
         try:
             return OAuthClientInformationFull.model_validate(client) if client else None
         except pydantic.ValidationError:

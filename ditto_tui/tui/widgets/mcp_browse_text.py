@@ -15,7 +15,7 @@ from rich.text import Text
 from ditto_tui.config import McpLogLevel
 from ditto_tui.interaction.mcp import McpServerInfo
 from ditto_tui.tui.text import render_untrusted, untrusted_json
-from ditto_tui.tui.widgets.mcp_image import image_cells
+from ditto_tui.tui.widgets.mcp_image import picture
 
 __all__ = [
     "LOGGING_LEVELS",
@@ -177,12 +177,6 @@ def read_contents(result: Mapping[str, Any]) -> list[ReadContent]:
     return found
 
 
-def _picture(data: bytes) -> Text:
-    """An image drawn in half cells, or why it is not (in words)."""
-    drawn = image_cells(data)
-    return drawn if isinstance(drawn, Text) else Text(drawn, style="yellow")
-
-
 def resource_text(contents: Sequence[ReadContent], subscribed: bool) -> Text:
     """A read resource: each content's URI and type, then its text, or its size when it is binary (and
     under that the picture, when it is an image)."""
@@ -202,7 +196,7 @@ def resource_text(contents: Sequence[ReadContent], subscribed: bool) -> Text:
             text.append(f"binary, {len(content.data):,} bytes: ", style="yellow")
             text.append("w saves it under the workspace\n")
             if (content.mime_type or "").lower().startswith("image/"):
-                text.append_text(_picture(content.data)).append("\n")
+                text.append_text(picture(content.data)).append("\n")
         else:
             text.append_text(render_untrusted(content.text or ""))
             text.append("\n")

@@ -27,7 +27,7 @@ from ditto_tui.interaction.mcp import McpBlock
 from ditto_tui.tui.mcp_source import McpSource
 from ditto_tui.tui.text import render_untrusted, untrusted_json
 from ditto_tui.tui.widgets.mcp_browse_text import bounded
-from ditto_tui.tui.widgets.mcp_image import image_cells
+from ditto_tui.tui.widgets.mcp_image import picture
 from ditto_tui.tui.widgets.mcp_save import save_under_workspace
 
 __all__ = ["McpCallView", "block_text", "observation_text"]
@@ -79,14 +79,8 @@ def block_text(block: McpBlock) -> Text:
             head = Text("Text", style="bold").append_text(_annotations(block.annotations))
             return head.append("\n").append_text(render_untrusted(block.text or ""))
         case "image":
-            data = block.payload()
-            drawn = (
-                image_cells(data)
-                if data is not None
-                else "not drawn: the data is not valid base64 or too big"
-            )
-            picture = drawn if isinstance(drawn, Text) else Text(drawn, style="yellow")
-            return _media_line(block).append("  (w saves it)", style="dim").append("\n").append_text(picture)
+            drawn = picture(block.payload())
+            return _media_line(block).append("  (w saves it)", style="dim").append("\n").append_text(drawn)
         case "audio":
             return _media_line(block).append("  (w saves it)", style="dim")
         case "link":

@@ -64,6 +64,15 @@ def image_cells(data: bytes, columns: int = MAX_COLUMNS, rows: int = MAX_ROWS) -
     return _half_cells(pixels)
 
 
+def picture(data: bytes | None) -> Text:
+    """``data`` drawn (:func:`image_cells`), or why it is not, in words; ``None`` is data that could not be
+    decoded (not base64, or over the size bound)."""
+    if data is None:
+        return Text("not drawn: the data is not valid base64 or too big", style="yellow")
+    drawn = image_cells(data)
+    return drawn if isinstance(drawn, Text) else Text(drawn, style="yellow")
+
+
 def _half_cells(image: object) -> Text:
     from PIL import Image
 
