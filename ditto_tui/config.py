@@ -384,6 +384,7 @@ class InferConfig(ConfigModel):
     model: str | None = Field(default=None, description="The model name sent to the endpoint.")
     api_key: str | None = Field(default=None, repr=False, description="The endpoint's key, e.g. ${KEY}.")
     timeout_seconds: Seconds = Field(default=60.0, description="Deadline of one model call in seconds.")
+    stream: bool = Field(default=True, description="Ask an openai endpoint to stream its answers.")
 
 
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|credential|auth|cookie|(?:^|_)pat(?:_|$)")

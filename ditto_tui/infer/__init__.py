@@ -10,18 +10,20 @@ from ditto_tui.infer.messages import (
     observation_to_infer_message,
     parse_mcp_tool_name,
 )
-from ditto_tui.infer.provider import InferError, ModelProvider, ModelTurn
+from ditto_tui.infer.provider import DeltaCallback, InferError, ModelProvider, ModelTurn
 from ditto_tui.infer.react import ReactState, react_loop, react_state
 from ditto_tui.infer.scripted import ScriptedProvider, create_scripted_provider, load_scripted_provider
 from ditto_tui.infer.setup import provider_from_config, resolve_provider
-from ditto_tui.infer.worker import SAMPLE, SampleOutput, create_infer_worker
+from ditto_tui.infer.worker import MESSAGE_DELTA, SAMPLE, SampleOutput, create_infer_worker
 
 if TYPE_CHECKING:
     from ditto_tui.infer.openai import OpenAICompatibleProvider, create_openai_compatible_provider
 
 __all__ = [
     "ACTION_REQUEST_ID",
+    "MESSAGE_DELTA",
     "SAMPLE",
+    "DeltaCallback",
     "InferError",
     "InferMessage",
     "ModelProvider",

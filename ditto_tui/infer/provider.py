@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping, Sequence
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -15,6 +17,11 @@ from ditto_tui.interaction.results import validation_summary
 from ditto_tui.signal import CancelSignal
 
 T = TypeVar("T")
+
+DeltaCallback = Callable[[Mapping[str, Any]], None]
+"""Receives a streamed turn's pieces as they arrive: ``{"text": str}`` for the assistant's text, and
+``{"toolCall": {"index": int, "id"?: str, "name"?: str, "arguments"?: str}}`` for a tool call under
+construction (its arguments text in pieces). The whole turn is still what ``sample`` returns."""
 
 
 class InferError(DittoError):
@@ -52,7 +59,12 @@ class ModelProvider(Protocol):
     async def sample(
         self, messages: Sequence[InferMessage], tools: Sequence[ToolSpec], signal: CancelSignal | None = None
     ) -> ModelTurn:
-        """Answer the conversation with one assistant message; honour ``signal``."""
+        """Answer the conversation with one assistant message; honour ``signal``.
+
+        A provider that streams also takes ``on_delta=`` (a :data:`DeltaCallback`), and one that can
+        limit the answer ``max_tokens=`` (:class:`LimitedModelProvider`); callers pass them only to a
+        provider whose ``sample`` names them (:func:`takes_keyword`).
+        """
         ...
 
 
@@ -68,9 +80,22 @@ class LimitedModelProvider(Protocol):
         signal: CancelSignal | None = None,
         *,
         max_tokens: int | None = None,
+        on_delta: DeltaCallback | None = None,
     ) -> ModelTurn:
-        """Answer as :meth:`ModelProvider.sample` does, in at most ``max_tokens`` tokens when given."""
+        """Answer as :meth:`ModelProvider.sample` does, in at most ``max_tokens`` tokens when given, with
+        the answer's pieces to ``on_delta`` as they arrive when the provider streams."""
         ...
+
+
+@functools.cache
+def takes_keyword(kind: type, name: str) -> bool:
+    """Whether ``kind.sample`` takes the keyword ``name`` (``max_tokens``, ``on_delta``): a provider written
+    to :class:`ModelProvider` alone still answers, without the limit or the pieces."""
+    try:
+        parameters = inspect.signature(getattr(kind, "sample")).parameters  # noqa: B009
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return name in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
 class _TurnFields(pydantic.BaseModel):

@@ -12,12 +12,19 @@ matches an earlier tool result, so a script can answer a denial differently from
           - when: {call: read-1, status: success}
             content: The README is there.
           - content: I could not read the README.
+
+With ``stream: true`` (on the script or on one turn) the turn is streamed as a model would stream it:
+its text word by word, then each tool call's name and arguments in pieces, each piece after
+``delaySeconds`` (which is otherwise one pause before the whole answer). Streaming only changes what
+``on_delta`` sees; the turn returned is the same.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,12 +38,13 @@ from ditto_tui.contracts import (
     ContentField,
     JsonObjectField,
     JsonValue,  # noqa: F401  (pydantic resolves the JSON field types by this name)
+    MessageContent,
     ResultStatus,
     ToolCall,
 )
 from ditto_tui.errors import ConfigError
-from ditto_tui.infer.messages import InferMessage, ToolSpec
-from ditto_tui.infer.provider import InferError, ModelTurn, until_cancelled
+from ditto_tui.infer.messages import InferMessage, ToolSpec, content_text
+from ditto_tui.infer.provider import DeltaCallback, InferError, ModelTurn, until_cancelled
 from ditto_tui.interaction.results import validation_summary
 from ditto_tui.signal import CancelSignal
 
@@ -76,7 +84,10 @@ class ScriptTurn(ConfigModel):
     when: ScriptCondition | None = Field(default=None, description="Inside choose: when this one applies.")
     finish_reason: str | None = Field(default=None, description="Defaults to tool_calls or stop.")
     usage: dict[str, int] | None = Field(default=None, description="Token figures to report.")
-    delay_seconds: float = Field(default=0.0, ge=0, le=60, description="A pause before answering.")
+    delay_seconds: float = Field(
+        default=0.0, ge=0, le=60, description="A pause before answering, or before each piece when streamed."
+    )
+    stream: bool | None = Field(default=None, description="Stream this turn (default: the script's stream).")
 
 
 class ScriptChoice(ConfigModel):
@@ -90,6 +101,7 @@ class Script(ConfigModel):
 
     turns: list[ScriptTurn | ScriptChoice] = Field(min_length=1, description="One entry per turn.")
     repeat_last: bool = Field(default=False, description="Answer every later turn with the last one.")
+    stream: bool = Field(default=False, description="Stream every turn in pieces (see the module docstring).")
 
 
 class ScriptedProvider:
@@ -106,24 +118,37 @@ class ScriptedProvider:
         signal: CancelSignal | None = None,
         *,
         max_tokens: int | None = None,
+        on_delta: DeltaCallback | None = None,
     ) -> ModelTurn:
         """The turn for this point of the conversation; raises ``InferError`` when the script ran out.
 
         A script counts no tokens: ``max_tokens`` is accepted and its turns are answered as written.
+        A streamed turn's pieces go to ``on_delta``, ``delaySeconds`` apart.
         """
         index = sum(1 for message in messages if message.role == "assistant")
         turn = self._pick(index, messages)
-        if turn.delay_seconds:
-            await until_cancelled(asyncio.sleep(turn.delay_seconds), signal)
-        elif signal is not None:
-            signal.raise_if_cancelled()
         calls = [
             ToolCall(id=action.id or f"call-{index + 1}-{n}", name=action.name, arguments=action.arguments)
             for n, action in enumerate(turn.actions, 1)
         ]
+        streamed = self.script.stream if turn.stream is None else turn.stream
+        if streamed:
+            for piece in pieces(turn.content, calls):
+                await self._pause(turn.delay_seconds, signal)
+                if on_delta is not None:
+                    on_delta(piece)
+        else:
+            await self._pause(turn.delay_seconds, signal)
         message = InferMessage(role="assistant", content=turn.content, action_requests=calls)
         reason = turn.finish_reason or ("tool_calls" if calls else "stop")
         return ModelTurn(message=message, finish_reason=reason, usage=turn.usage)
+
+    @staticmethod
+    async def _pause(seconds: float, signal: CancelSignal | None) -> None:
+        if seconds:
+            await until_cancelled(asyncio.sleep(seconds), signal)
+        elif signal is not None:
+            signal.raise_if_cancelled()
 
     def _pick(self, index: int, messages: Sequence[InferMessage]) -> ScriptTurn:
         turns = self.script.turns
@@ -140,6 +165,25 @@ class ScriptedProvider:
         raise InferError(
             f"{self.name}: no alternative of turn {index + 1} applies", code="INFER_SCRIPT_EXHAUSTED"
         )
+
+
+_WORD = re.compile(r"\s*\S+\s*|\s+")
+_ARGUMENT_PIECE = 24
+"""Characters of a tool call's arguments text per streamed piece."""
+
+
+def pieces(content: MessageContent, calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    """The ``on_delta`` pieces of a turn streamed as a model streams one: text word by word, then each
+    call's id and name, then its arguments text in short pieces."""
+    out: list[dict[str, Any]] = [{"text": word} for word in _WORD.findall(content_text(content) or "")]
+    for index, call in enumerate(calls):
+        out.append({"toolCall": {"index": index, "id": call.id, "name": call.name}})
+        arguments = json.dumps(call.arguments, ensure_ascii=False)
+        for start in range(0, len(arguments), _ARGUMENT_PIECE):
+            out.append(
+                {"toolCall": {"index": index, "arguments": arguments[start : start + _ARGUMENT_PIECE]}}
+            )
+    return out
 
 
 def create_scripted_provider(

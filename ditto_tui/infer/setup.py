@@ -30,6 +30,7 @@ def provider_from_config(config: InferConfig, *, workspace: Path) -> ModelProvid
             model=config.model,
             api_key=config.api_key,
             timeout_s=config.timeout_seconds,
+            stream=config.stream,
         )
     if config.script is None:
         return None

@@ -8,12 +8,15 @@ from typing import Any, NotRequired, TypedDict
 
 from ditto_tui.errors import ValidationError
 from ditto_tui.infer.messages import InferMessage, parse_messages, parse_tool_specs
-from ditto_tui.infer.provider import ModelProvider, parse_turn
+from ditto_tui.infer.provider import ModelProvider, parse_turn, takes_keyword
 from ditto_tui.infer.react_nodes import REACT_NODES
 from ditto_tui.runtime.worker import WorkerContext, WorkerDefinition, define_worker
 
 WORKER_TYPE = "INFER"
 SAMPLE = "INFER.SAMPLE"
+MESSAGE_DELTA = "message_delta"
+"""The custom event ``INFER.SAMPLE`` emits for each streamed piece: ``data`` is the piece (``text`` or
+``toolCall``) with the ``nodeId`` and ``executionId`` of the sampling node."""
 
 
 class SampleOutput(TypedDict):
@@ -35,15 +38,27 @@ def create_infer_worker(*, provider: ModelProvider, concurrency: int | None = No
 
     ``INFER.SAMPLE`` takes ``{"messages": [...], "tools"?: [definitions]}`` and returns
     ``{"message": InferMessage, "finishReason": str, "usage"?: {...}}``; the call's signal reaches the
-    provider. A provider failure raises (``InferError``). The worker also exposes the steps of
+    provider. A provider failure raises (``InferError``). A provider that streams (its ``sample`` takes
+    ``on_delta``) has each piece emitted as a :data:`MESSAGE_DELTA` event while the node runs; the
+    output is still the whole message. The worker also exposes the steps of
     :func:`~ditto_tui.infer.react.react_loop` (``INFER.REACT.*``).
     """
     if not callable(getattr(provider, "sample", None)):
         raise ValidationError("create_infer_worker(provider=...) needs an object with async sample()")
+    streams = takes_keyword(type(provider), "on_delta")
 
     async def handle_sample(input: Any, context: WorkerContext) -> SampleOutput:
         messages, tools = _sample_input(input)
-        turn = parse_turn(await provider.sample(messages, tools, signal=context.signal))
+        if streams:
+            where = {"nodeId": context.node_id, "executionId": context.execution_id}
+
+            def on_delta(piece: Mapping[str, Any]) -> None:
+                context.emit(MESSAGE_DELTA, data={**piece, **where})
+
+            sampled = await provider.sample(messages, tools, signal=context.signal, on_delta=on_delta)  # type: ignore[call-arg]
+        else:
+            sampled = await provider.sample(messages, tools, signal=context.signal)
+        turn = parse_turn(sampled)
         output: SampleOutput = {"message": turn.message, "finishReason": turn.finish_reason}
         if turn.usage is not None:
             output["usage"] = dict(turn.usage)

@@ -17,8 +17,6 @@ decision goes on the record before the server hears it.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import itertools
 import time
 import urllib.parse
@@ -29,7 +27,7 @@ from typing import Any, ClassVar, Literal, Protocol, cast
 
 from ditto_tui.errors import DittoError, McpError, ValidationError
 from ditto_tui.infer.messages import InferMessage
-from ditto_tui.infer.provider import LimitedModelProvider, ModelProvider
+from ditto_tui.infer.provider import LimitedModelProvider, ModelProvider, takes_keyword
 from ditto_tui.interaction.web_results import safe_url
 from ditto_tui.sanitize import escape_controls, sanitize_public_message
 from ditto_tui.schema import check_against_schema
@@ -293,17 +291,6 @@ def _infer_messages(params: Mapping[str, Any]) -> list[InferMessage]:
     return messages
 
 
-@functools.cache
-def _takes_max_tokens(kind: type) -> bool:
-    """Whether ``kind.sample`` takes ``max_tokens=`` (:class:`LimitedModelProvider`: the bundled providers do;
-    one written to :class:`ModelProvider` alone still answers sampling requests, without the limit)."""
-    try:
-        parameters = inspect.signature(getattr(kind, "sample")).parameters  # noqa: B009
-    except (AttributeError, TypeError, ValueError):
-        return False
-    return "max_tokens" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
-
-
 def _max_tokens(params: Mapping[str, Any]) -> int | None:
     limit = params.get("maxTokens")
     return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
@@ -441,7 +428,7 @@ class McpRequests:
             raise McpError(NO_MODEL)
         try:
             messages = _infer_messages(params)
-            if _takes_max_tokens(type(self.provider)):
+            if takes_keyword(type(self.provider), "max_tokens"):
                 limited = cast(LimitedModelProvider, self.provider)
                 turn = await limited.sample(messages, [], max_tokens=_max_tokens(params))
             else:

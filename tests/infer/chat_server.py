@@ -19,6 +19,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # before the status line
     trickle: float | None = None  # send the body one byte at a time, this many seconds apart
+    events: list[Any] | None = None  # stream these as server-sent events (dicts as JSON), then close
+    gap: float = 0.0  # seconds between two events
+    done: bool = True  # end the stream with `data: [DONE]` (False: it just stops, as a cut stream does)
 
     def encoded(self) -> bytes:
         return json.dumps(self.body).encode() if isinstance(self.body, dict) else self.body
@@ -65,6 +68,35 @@ def completion(
     return body
 
 
+def chunk(
+    content: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    *,
+    finish_reason: str | None = None,
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` of a stream: a delta of text and tool-call pieces, or only usage."""
+    delta: dict[str, Any] = {}
+    if content is not None:
+        delta["content"] = content
+    if tool_calls is not None:
+        delta["tool_calls"] = tool_calls
+    body: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}] if usage is None else [],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return body
+
+
+def text_stream(text: str, size: int = 3) -> list[dict[str, Any]]:
+    """``text`` streamed ``size`` characters per chunk, then a stop."""
+    pieces = [chunk(text[start : start + size]) for start in range(0, len(text), size)]
+    return [*pieces, chunk(finish_reason="stop")]
+
+
 def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
     """One ``tool_calls`` entry; ``arguments`` is the raw JSON text the model produced."""
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
@@ -107,6 +139,9 @@ class ChatServer:
         self.received.append(Received(method, path, headers, body))
         reply = self.replies.pop(0) if self.replies else Reply(status=500, body={"error": "no reply"})
         await asyncio.sleep(reply.delay)
+        if reply.events is not None:
+            await self._stream(reply, writer)
+            return
         payload = reply.encoded()
         lines = [f"HTTP/1.1 {reply.status} X", f"Content-Length: {len(payload)}", "Connection: close"]
         lines += [f"{name}: {value}" for name, value in reply.headers.items()]
@@ -120,6 +155,20 @@ class ChatServer:
                 writer.write(payload[index : index + 1])
                 await writer.drain()
                 await asyncio.sleep(reply.trickle)
+        await writer.drain()
+
+    async def _stream(self, reply: Reply, writer: asyncio.StreamWriter) -> None:
+        """Server-sent events with no length: the stream ends when the connection closes."""
+        head = [f"HTTP/1.1 {reply.status} X", "Content-Type: text/event-stream", "Connection: close"]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
+        for event in reply.events or ():
+            data = event if isinstance(event, bytes) else json.dumps(event).encode()
+            writer.write(b"data: " + data + b"\n\n")
+            await writer.drain()
+            if reply.gap:
+                await asyncio.sleep(reply.gap)
+        if reply.done:
+            writer.write(b"data: [DONE]\n\n")
         await writer.drain()
 
     async def stop(self) -> None:

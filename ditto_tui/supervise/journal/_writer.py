@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ditto_tui.errors import DittoError
 from ditto_tui.home import open_private
+from ditto_tui.infer.worker import MESSAGE_DELTA
 from ditto_tui.runtime.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -269,7 +270,7 @@ class RunJournal:
                 run = self._start_outside_run(event)
             else:
                 return
-        if run.error is None:
+        if run.error is None and not _streamed_piece(event):
             self._record(event, run)
         if event.kind == "run_finished":
             self._close(run)
@@ -411,3 +412,8 @@ class RunJournal:
             self._runtime.create_context(node_type="JOURNAL.WRITE").emit(
                 "journal_failed", run_id=run_id, error=message
             )
+
+
+def _streamed_piece(event: ExecutionEvent) -> bool:
+    """A model's streamed piece is not recorded: the sampling node's output holds the whole message."""
+    return isinstance(event, CustomEvent) and event.name == MESSAGE_DELTA
