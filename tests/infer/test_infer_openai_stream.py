@@ -251,7 +251,7 @@ async def test_infer_sample_emits_message_deltas_and_outputs_the_whole_message(
     assert output["message"] == InferMessage(role="assistant", content=text)
     deltas = [event for event in events if isinstance(event, CustomEvent) and event.name == MESSAGE_DELTA]
     assert "".join(event.data["text"] for event in deltas) == text
-    started = next(event for event in events if event.kind == "node_started")
+    started = next(event for event in events if isinstance(event, NodeStarted))
     assert {event.data["executionId"] for event in deltas} == {started.execution_id}
     recorded = "".join(path.read_text() for path in (tmp_path / "runs").glob("*.jsonl"))
     assert text in recorded and "run_finished" in recorded
