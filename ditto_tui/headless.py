@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from ditto_tui.config import RuntimeConfig
-from ditto_tui.errors import DittoError
+from ditto_tui.errors import DittoError, GraphExecutionError
 from ditto_tui.interaction import McpRegistry, McpServerStatus
 from ditto_tui.program import Program
 from ditto_tui.runtime import ExecutionEvent, Graph
@@ -81,6 +81,14 @@ async def run_headless(
             else:
                 await runtime.loop(program.plan, program.initial)
     except (DittoError, Exception) as exc:
-        print(f"ditto-tui: run failed: {public_message_from_exception(exc, workspace=workspace)}", file=err)
+        print(f"ditto-tui: run failed: {_failure(exc, workspace)}", file=err)
         return 1
     return 0
+
+
+def _failure(exc: BaseException, workspace: Path) -> str:
+    """Why the run failed, in words: the node that failed and its own error, when a node failed."""
+    cause = exc.__cause__
+    if isinstance(exc, GraphExecutionError) and cause is not None:
+        return f"node {exc.node_id!r} failed: {public_message_from_exception(cause, workspace=workspace)}"
+    return public_message_from_exception(exc, workspace=workspace)

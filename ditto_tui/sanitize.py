@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import concurrent.futures
 import functools
 import json
 import os
@@ -10,6 +12,8 @@ import re
 import urllib.parse
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
+
+from ditto_tui.errors import DittoError, GraphExecutionError
 
 if TYPE_CHECKING:
     from ditto_tui.contracts import InteractionError
@@ -21,6 +25,7 @@ __all__ = [
     "SecretRedactor",
     "escape_controls",
     "escape_unprintable",
+    "exception_label",
     "public_message_from_exception",
     "safe_error",
     "sanitize_public_message",
@@ -272,12 +277,39 @@ def public_message_from_exception(
     secrets: Iterable[str] = (),
     workspace: str | os.PathLike[str] | None = None,
 ) -> str:
-    """``"TypeName: sanitised message"`` for ``exc``, on one line; never raises.
+    """``"what failed: sanitised message"`` for ``exc``, on one line, in words; never raises.
 
+    What failed is :func:`exception_label` (``cancelled``, ``MCP call failed``…), never a class name;
+    without one the message stands alone, and an exception without a message is an ``unexpected error``.
     Only ``str(exc)`` is read: ``__cause__``, ``__context__`` and tracebacks are never serialised, and
     the ``repr`` of the arguments that ``str`` may produce is sanitised like any other text.
     """
     return sanitize_public_message(exc, secrets=secrets, workspace=workspace)
+
+
+_LABELS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    ((asyncio.CancelledError, concurrent.futures.CancelledError), "cancelled"),
+    (TimeoutError, "timed out"),
+    (KeyError, "missing key"),
+)
+_UNEXPECTED = "unexpected error"
+
+
+def exception_label(exc: BaseException) -> str | None:
+    """What kind of failure ``exc`` is, in a few words (``cancelled``, ``Permission denied``, ``MCP call
+    failed``), or ``None`` when its message says it alone.
+
+    A ditto-tui error is named by its ``title``, except one that only reports another (a graph whose
+    node failed says which node and why); a few Python exceptions whose text alone would mislead
+    (an empty cancellation, a bare key) have a label of their own; any other is told by its message.
+    """
+    if isinstance(exc, DittoError):
+        plain_title = exc.title == DittoError.title or isinstance(exc, GraphExecutionError)
+        return None if plain_title else exc.title
+    for kinds, label in _LABELS:
+        if isinstance(exc, kinds):
+            return label
+    return None
 
 
 def safe_error(
@@ -423,14 +455,19 @@ def _to_text(message: object) -> str:
     try:
         return str(message)
     except Exception:  # a hostile __str__ must not break error reporting
-        return f"<unprintable {type(message).__name__}>"
+        return "<unprintable message>"
 
 
 def _exception_text(exc: BaseException, forms: tuple[str, ...], root: str | None) -> str:
-    """``Type: message`` with each part sanitised on its own, so a traceback cannot drop the type."""
-    name = _settle(type(exc).__name__, forms, root, 64) or "Error"
+    """``label: message`` with the message sanitised on its own, so a traceback in it cannot drop the
+    label; a message that opens with the label (``cancelled by the user``) is not prefixed twice."""
+    label = exception_label(exc)
     detail = _settle(_exception_detail(exc, forms, root), forms, root, MAX_PUBLIC_MESSAGE_LENGTH)
-    return f"{name}: {detail}" if detail else name
+    if label is None:
+        return detail or _UNEXPECTED
+    if not detail:
+        return label
+    return detail if detail.casefold().startswith(label.casefold()) else f"{label}: {detail}"
 
 
 def _exception_detail(exc: BaseException, forms: tuple[str, ...], root: str | None) -> str:

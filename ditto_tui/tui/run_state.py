@@ -381,8 +381,9 @@ class RunModel:
         entry = self.pending_approvals.pop(event.request_id, None)
         if entry is None:
             return
-        status = _DECISIONS.get(event.decision, event.decision) + (" ✎" if event.edited else "")
-        summary = f"{status}: {event.reason}" if event.reason else entry.summary
+        decided = _DECISIONS.get(event.decision, event.decision)
+        status = decided + (" ✎" if event.edited else "")
+        summary = _reason_summary(status, decided, event.reason) if event.reason else entry.summary
         entry.update(event, status=status, summary=summary, duration_ms=(event.at - entry.at) * 1000)
         node = self.nodes.get(entry.node_id) if entry.node_id else None
         if node is not None and node.state == "awaiting":
@@ -434,8 +435,15 @@ def _describe_node(entry: Entry) -> tuple[str, str]:
     if isinstance(end, NodeFinished):
         summary = _describe_output(entry.kind, summary, end.output)
     elif isinstance(end, NodeFailed):
-        summary = end.error
+        # Runs journaled before errors were put in words name the cancellation by its class.
+        summary = "cancelled" if end.cancelled and end.error == end.error_type else end.error
     return title, summary
+
+
+def _reason_summary(status: str, decided: str, reason: str) -> str:
+    """``denied: too risky``; a reason that says the decision already stands alone (``the call was
+    cancelled``, not ``cancelled: the call was cancelled``)."""
+    return reason if decided in reason.casefold() else f"{status}: {reason}"
 
 
 def _describe_input(node_type: str, input: Any) -> tuple[str, str]:

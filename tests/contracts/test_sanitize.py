@@ -34,7 +34,7 @@ TOKENS = [
 def test_e01_known_token_prefixes_are_redacted(token: str) -> None:
     message = public_message_from_exception(RuntimeError(f"provider said: invalid key {token} (401)"))
     assert token not in message
-    assert message == f"RuntimeError: provider said: invalid key {REDACTED} (401)"
+    assert message == f"provider said: invalid key {REDACTED} (401)"
     assert unsafe_reason(message) is None
 
 
@@ -272,16 +272,16 @@ def test_e10_chained_exceptions_are_never_serialised() -> None:
             raise _ToolError("search failed") from inner
     except _ToolError as exc:
         message = public_message_from_exception(exc, secrets=["SECRET123"])
-    assert message == "_ToolError: search failed"
+    assert message == "search failed"
 
 
 def test_e10_exception_args_repr_is_sanitised() -> None:
     exc = OSError(2, "No such file", "/home/alice/.netrc")
     message = public_message_from_exception(exc)
     assert "/home/alice" not in message
-    assert message.startswith("FileNotFoundError: ")
+    assert message.startswith("[Errno 2] No such file: ") and "FileNotFoundError" not in message
     multi = public_message_from_exception(ValueError("bad\nvalue", "token=abc123"))
-    assert multi == f"ValueError: ('bad value', 'token={REDACTED}')"
+    assert multi == f"('bad value', 'token={REDACTED}')"
 
 
 def test_e10_a_broken_str_does_not_break_reporting() -> None:
@@ -289,7 +289,7 @@ def test_e10_a_broken_str_does_not_break_reporting() -> None:
         def __str__(self) -> str:
             raise RuntimeError("boom")
 
-    assert public_message_from_exception(Hostile()) == "Hostile: <unprintable Hostile>"
+    assert public_message_from_exception(Hostile()) == "<unprintable message>"
 
 
 def test_e11_tool_output_is_data_and_not_redacted_here() -> None:
@@ -334,7 +334,7 @@ def test_safe_error_rejects_an_invalid_code() -> None:
 
 
 def test_safe_error_accepts_exceptions() -> None:
-    assert safe_error("E", KeyError("k")).message == "KeyError: 'k'"
+    assert safe_error("E", KeyError("k")).message == "missing key: 'k'"
 
 
 def test_unsafe_reason_accepts_ordinary_messages() -> None:

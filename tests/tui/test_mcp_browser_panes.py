@@ -195,7 +195,7 @@ async def test_subscribing_toggles_and_a_server_without_it_says_so_in_one_line(s
         listing = app.screen.query_one("#mcp-resource-list", OptionList)
         await highlight(pilot, listing, "resources:1")
         await pilot.press("u")
-        await shows(pilot, "Subscribing failed: McpError: The MCP server does not offer")
+        await shows(pilot, "Subscribing failed: MCP error: The MCP server does not offer")
         status = app.screen.query_one("#mcp-resources .mcp-pane-status", Static)
         assert "does not offer resources.subscribe" in str(status.render())
 

@@ -181,7 +181,7 @@ async def test_discovering_a_denied_server_shows_the_sandbox_error(tmp_path: Pat
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert _tree_lines(app)[0].startswith("notes  ⊘ denied")
-        assert "PermissionDeniedError: MCP server 'notes' is not allowed by the" in screen_text(app)
+        assert "Permission denied: MCP server 'notes' is not allowed by the" in screen_text(app)
 
 
 async def test_a_discovery_failure_names_the_server_and_the_tool(tmp_path: Path) -> None:

@@ -145,7 +145,7 @@ def mid_run_events() -> list[ExecutionEvent]:
                           arguments_digest="0" * 64, tool_digest="1" * 64, rule="tool:write_* → ask"),
         NodeFailed(**ids, seq=8, at=T0 + 0.3, node_id="search", node_type="INTERACTION.ACT.TOOL",
                    execution_id="exec-2", duration_ms=290.0, error_type="PermissionDeniedError",
-                   error="PermissionDeniedError: tool 'grep' is not allowed by the sandbox"),
+                   error="Permission denied: tool 'grep' is not allowed by the sandbox"),
         NodeSkipped(**ids, seq=9, at=T0 + 0.3, node_id="notify", node_type="INTERACTION.OUTPUT",
                     reason="node 'search' failed"),
     ]  # fmt: skip

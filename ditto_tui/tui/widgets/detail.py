@@ -37,6 +37,18 @@ _HEADINGS = {
     "run_finished": "Run finished",
     "custom": "Event",
 }
+_KIND_LABELS = {
+    "call": "Tool call",
+    "mcp": "MCP",
+    "observation": "Observation",
+    "output": "Output",
+    "node": "Node",
+    "approval": "Approval",
+    "event": "Event",
+}
+"""What each kind of row is, in the detail's heading; a run's and an iteration's title says it already."""
+_RAW_ONLY = ("error_type",)
+"""Fields the normalised view leaves to the raw one: ``error`` says the same in words."""
 _JSON = JSONHighlighter()
 
 
@@ -68,7 +80,7 @@ def entry_detail(entry: Entry, *, raw: bool, full: bool = False) -> Text:
     """
     out = Text(end="")
     duration = f" · {format_seconds(entry.duration_ms / 1000)}" if entry.duration_ms is not None else ""
-    out.append_text(one_line(f"{entry.kind} {entry.title}", style="bold"))
+    out.append_text(one_line(entry_heading(entry), style="bold"))
     out.append(f" · {entry.status}{duration} · {'raw' if raw else 'normalised'} view\n")
     hidden = _Hidden()
     for event in entry.events:
@@ -84,6 +96,18 @@ def entry_detail(entry: Entry, *, raw: bool, full: bool = False) -> Text:
             style="bold yellow",
         )
     return out
+
+
+def entry_heading(entry: Entry) -> str:
+    """What the row is and its title, without saying either twice: ``Tool call · write_text``,
+    ``run write-note``, ``Output``."""
+    label = _KIND_LABELS.get(entry.kind, "")
+    title = entry.title
+    if not title:
+        return label
+    if not label or title.casefold().startswith(label.casefold()):
+        return title
+    return label if label.casefold().startswith(title.casefold()) else f"{label} · {title}"
 
 
 def edit_diff(events: Sequence[ExecutionEvent]) -> str:
@@ -132,7 +156,8 @@ def event_detail(event: ExecutionEvent, *, raw: bool, hidden: _Hidden | None = N
     out = Text(end="")
     out.append(f"\n{_HEADINGS.get(event.kind, event.kind)}", style="bold underline")
     out.append(f"  #{event.seq} {when}\n", style="dim")
-    metadata = {key: value for key, value in fields.items() if key not in _IDENTITY + _PAYLOADS}
+    left_out = _IDENTITY + _PAYLOADS + (() if raw else _RAW_ONLY)
+    metadata = {key: value for key, value in fields.items() if key not in left_out}
     if metadata:
         out.append_text(_render(metadata, raw=raw))
         out.append("\n")
