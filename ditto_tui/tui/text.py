@@ -25,6 +25,7 @@ __all__ = [
     "NEWLINE_MARKER",
     "editable_json",
     "is_plain_line",
+    "marked",
     "marker_for",
     "render_untrusted",
     "untrusted_json",
@@ -70,6 +71,17 @@ def marker_for(char: str) -> str:
     if code == 0x7F:
         return "⟨DEL⟩"
     return f"⟨U+{code:04X}⟩"
+
+
+def marked(text: str) -> str:
+    """``text`` with every hidden or control character but ``\n`` and ``\t`` replaced by its marker, as a
+    plain string: for text that another renderer lays out (Markdown), which then holds nothing that acts."""
+    return _HIDDEN.sub(_keep_or_mark, text)
+
+
+def _keep_or_mark(match: re.Match[str]) -> str:
+    char = match.group()
+    return char if char in "\n\t" else marker_for(char)
 
 
 def is_plain_line(text: str) -> bool:

@@ -99,7 +99,7 @@ class ReplayScreen(Guarded, Screen[None]):
         self._show_step()
 
     async def _rebuild(self, position: int) -> None:
-        self.view.restart()
+        await self.view.restart()
         self.position = position
         self._caption()
         await self.view.apply(self.events[:position])

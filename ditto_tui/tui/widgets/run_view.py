@@ -1,27 +1,36 @@
-"""The run view the Run and Replay screens share: the status bar, the DAG, the timeline and the detail."""
+"""The run view the Run and Replay screens share: the status bar, the DAG, the transcript of an agent run,
+the timeline and the detail. The graph's width is the user's (``[`` and ``]``, ``z`` for the whole
+screen); ``t`` gives the transcript the whole side."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from typing import ClassVar
 
 from rich.text import Text
 from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
 
-from ditto_tui.runtime import ExecutionEvent
+from ditto_tui.infer import MESSAGE_DELTA
+from ditto_tui.runtime import CustomEvent, ExecutionEvent
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.run_state import Entry, RunModel
 from ditto_tui.tui.widgets.dag import DagView
 from ditto_tui.tui.widgets.detail import TextView, entry_detail
 from ditto_tui.tui.widgets.status import RunStatus
 from ditto_tui.tui.widgets.timeline import Timeline
+from ditto_tui.tui.widgets.transcript import TranscriptView
 
 __all__ = ["DETAIL_BINDINGS", "PLACEHOLDER", "RunView"]
 
 TICK_SECONDS = 0.5
+GRAPH_WIDTH = 42
+GRAPH_STEP = 6
+MIN_GRAPH_WIDTH = 18
 FOLD_SLICE = 2_000
 PLACEHOLDER = (
     "Select an event in the timeline (↑ ↓, click) or a node in the graph (← → ↑ ↓, click) to see all of it "
@@ -59,6 +68,16 @@ class RunView(Guarded, Vertical):
         #side {
             width: 1fr;
         }
+        #transcript {
+            height: 2fr;
+            border: round $primary-darken-2;
+            border-title-color: $text-muted;
+            display: none;
+        }
+        &.-agent #transcript { display: block; }
+        &.-transcript-only #timeline, &.-transcript-only #detail { display: none; }
+        &.-graph-only #side { display: none; }
+        &.-graph-only #dag { width: 1fr; }
         #timeline {
             height: 1fr;
             border: round $primary-darken-2;
@@ -70,17 +89,25 @@ class RunView(Guarded, Vertical):
             border-title-color: $text-muted;
             padding: 0 1;
         }
-        #dag:focus, #timeline:focus, #detail:focus {
+        #dag:focus, #timeline:focus, #detail:focus, #transcript:focus-within {
             border: round $primary;
             border-title-color: $text;
         }
     }
     """
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("t", "transcript_only", "Transcript", show=False),
+        Binding("z", "graph_only", "Graph only", show=False),
+        Binding("left_square_bracket", "graph_width(-1)", "Narrower graph", show=False),
+        Binding("right_square_bracket", "graph_width(1)", "Wider graph", show=False),
+    ]
+
     status = getters.query_one("#status", RunStatus)
     dag = getters.query_one("#dag", DagView)
     timeline = getters.query_one("#timeline", Timeline)
     detail = getters.query_one("#detail", TextView)
+    transcript = getters.query_one("#transcript", TranscriptView)
 
     def __init__(self, clock: Callable[[], float], *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -89,18 +116,21 @@ class RunView(Guarded, Vertical):
         self.raw = False
         self.full = False
         self._shown: tuple[Entry, int] | None = None
+        self.graph_width = GRAPH_WIDTH
 
     def compose(self) -> ComposeResult:
         yield RunStatus(id="status")
         with Horizontal(id="main"):
             yield DagView(id="dag")
             with Vertical(id="side"):
+                yield TranscriptView(id="transcript")
                 yield Timeline(id="timeline")
                 yield TextView(id="detail")
 
     def on_mount(self) -> None:
         self.dag.border_title = "Graph"
         self.timeline.border_title = "Timeline"
+        self.transcript.border_title = "Transcript"
         self._title_detail()
         self.show_placeholder()
         self._refresh()
@@ -113,17 +143,24 @@ class RunView(Guarded, Vertical):
 
         A large batch is folded in slices with a yield between them, so keys stay answered.
         """
-        for start in range(0, len(events), FOLD_SLICE):
+        run_events = [event for event in events if not _streamed(event)]
+        for start in range(0, len(run_events), FOLD_SLICE):
             if start:
                 await asyncio.sleep(0)
-            self.model.apply(events[start : start + FOLD_SLICE])
+            self.model.apply(run_events[start : start + FOLD_SLICE])
+        await self.transcript.apply(events)
+        if self.transcript.transcript.agent:
+            self.add_class("-agent")
         self._refresh()
 
-    def restart(self) -> None:
+    async def restart(self) -> None:
         """Start again from an empty model (the next :meth:`apply` lays the graph out afresh)."""
         previous = self.model
         self.model = RunModel()
         self.model.layout_version = previous.layout_version + 1
+        self._shown = None
+        await self.transcript.restart()
+        self.show_placeholder()
 
     def _refresh(self) -> None:
         now = self.clock()
@@ -164,6 +201,41 @@ class RunView(Guarded, Vertical):
         self.timeline.select(entry.index)
         self.entry_selected(Timeline.EntrySelected(entry))
 
+    @on(TranscriptView.CallSelected)
+    def call_selected(self, event: TranscriptView.CallSelected) -> None:
+        """Reveal the call picked in the transcript (from the outcome panel) in the timeline."""
+        node = self.model.nodes.get(event.turn.node_id or "")
+        if node is not None and node.entry is not None:
+            self.reveal(node.entry)
+
+    # -- layout -----------------------------------------------------------------------------------------
+
+    def action_transcript_only(self) -> None:
+        """Give the transcript the whole side, or share it with the timeline and detail again."""
+        self.toggle_class("-transcript-only")
+
+    def action_graph_only(self) -> None:
+        """Give the graph the whole width, or share it again."""
+        self.toggle_class("-graph-only")
+
+    def action_graph_width(self, step: int) -> None:
+        """Make the graph pane narrower or wider."""
+        width = self.size.width or GRAPH_WIDTH * 3
+        self.graph_width = max(
+            MIN_GRAPH_WIDTH, min(width - MIN_GRAPH_WIDTH, self.graph_width + step * GRAPH_STEP)
+        )
+        self.dag.styles.width = self.graph_width
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The transcript key only when there is a transcript."""
+        if action == "transcript_only":
+            return self.has_class("-agent")
+        return True
+
+    def focusable_panes(self) -> list[Widget]:
+        """The panes Tab moves between, in order."""
+        return [self.dag, self.transcript, self.timeline, self.detail]
+
     def show_placeholder(self) -> None:
         """Show, in the detail, how to select something to show there."""
         self.detail.show(Text(PLACEHOLDER, style="italic"))
@@ -190,3 +262,8 @@ class RunView(Guarded, Vertical):
         self._title_detail()
         if self._shown is not None:
             self._show_detail(self._shown[0])
+
+
+def _streamed(event: ExecutionEvent) -> bool:
+    """A model's streamed piece: only the transcript shows it (the timeline has the whole message)."""
+    return isinstance(event, CustomEvent) and event.name == MESSAGE_DELTA

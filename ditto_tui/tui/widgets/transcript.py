@@ -1,0 +1,324 @@
+"""The Transcript pane: an agent run's conversation as it happens (see :mod:`ditto_tui.tui.transcript`).
+
+The task, the assistant's text rendered as Markdown while it streams, each tool call on one line with
+its status (Enter or a click shows what came back), and the final answer. Model text is untrusted: it
+is laid out by a Markdown parser with links, images, autolinks and HTML turned off, so nothing in it
+becomes a hyperlink (no OSC 8), a Textual action or markup, and its control and hidden characters are
+shown as markers first (:func:`ditto_tui.tui.text.marked`). Streamed text goes to Textual's
+``MarkdownStream``, which folds pieces that come faster than it draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
+
+from markdown_it import MarkdownIt
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Button, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from ditto_tui.runtime import ExecutionEvent
+from ditto_tui.tui.run_state import arguments_summary
+from ditto_tui.tui.text import marked, render_untrusted
+from ditto_tui.tui.transcript import OUTCOME_KINDS, OutcomeKind, Transcript, Turn
+from ditto_tui.tui.widgets.inline import one_line
+
+__all__ = ["CallLine", "OutcomePanel", "TranscriptView", "safe_markdown_parser"]
+
+RESULT_CHARS = 4_000
+"""How much of what a call returned its expanded line shows."""
+
+_STATUS_STYLES = {
+    "proposed": ("…", "dim"),
+    "awaiting": ("⏸", "bold yellow"),
+    "approved": ("✓", "green"),
+    "running": ("◐", "cyan"),
+    "succeeded": ("✓", "bold green"),
+    "failed": ("✗", "bold red"),
+    "denied": ("⊘", "bold red"),
+    "timed out": ("⌛", "bold red"),
+    "cancelled": ("–", "dim"),
+}
+_STATUS_WORDS = {
+    "proposed": "proposed",
+    "awaiting": "waiting for your approval",
+    "approved": "approved",
+    "running": "running",
+    "succeeded": "done",
+    "failed": "failed",
+    "denied": "denied",
+    "timed out": "timed out",
+    "cancelled": "cancelled",
+}
+
+
+def safe_markdown_parser() -> MarkdownIt:
+    """CommonMark with tables and strikethrough, and without anything that could act: no links, images,
+    autolinks, linkify or raw HTML (a link's text stays, its target is shown as plain text)."""
+    parser = MarkdownIt("commonmark", {"html": False, "linkify": False})
+    parser.enable(["table", "strikethrough"])
+    parser.disable(["link", "image", "autolink", "html_inline", "html_block"])
+    return parser
+
+
+class _SafeMarkdown(Markdown):
+    """Markdown of untrusted text: the safe parser, links never opened."""
+
+    DEFAULT_CSS = """
+    _SafeMarkdown {
+        margin: 0;
+        padding: 0;
+        & > *:last-child { margin-bottom: 0; }
+    }
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(marked(text), parser_factory=safe_markdown_parser, open_links=False)
+
+
+class _Block(Vertical):
+    """One turn: a heading line and its body."""
+
+    DEFAULT_CSS = """
+    _Block {
+        height: auto;
+        margin: 0 0 1 0;
+        .heading { height: 1; text-style: bold; }
+        .task { color: $text; }
+        .problem { color: $error; }
+    }
+    """
+
+
+class CallLine(Static, can_focus=True):
+    """A tool call on one line: status, tool, arguments; Enter or a click shows what came back."""
+
+    DEFAULT_CSS = """
+    CallLine {
+        height: auto;
+        padding: 0 0 0 2;
+        &:focus { background: $boost; }
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "expand", "Show result", show=False)]
+
+    class Toggled(Message):
+        """A call line was opened or closed (the pane keeps its scroll)."""
+
+    def __init__(self, turn: Turn) -> None:
+        super().__init__()
+        self.turn = turn
+        self.expanded = False
+        self._drawn = -1
+
+    def on_mount(self) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Draw the line again if its turn changed."""
+        if self._drawn == self.turn.version:
+            return
+        self._drawn = self.turn.version
+        self.update(self.line_text())
+
+    def line_text(self) -> Text:
+        """The line (and, when expanded, the result under it)."""
+        turn = self.turn
+        glyph, style = _STATUS_STYLES.get(turn.status, ("?", ""))
+        line = Text.assemble((f"{glyph} ", style), (turn.tool, "bold"), " ")
+        line.append_text(one_line(arguments_summary(turn.arguments), style="dim"))
+        status = _STATUS_WORDS.get(turn.status, turn.status) + (", edited" if turn.edited else "")
+        line.append(f"  {status}", style=style)
+        if turn.result:
+            line.append("  ▾" if self.expanded else "  ▸", style="dim")
+        if self.expanded and turn.result:
+            body = turn.result if len(turn.result) <= RESULT_CHARS else turn.result[:RESULT_CHARS] + "…"
+            line.append("\n")
+            line.append_text(render_untrusted(body, style="dim"))
+        return line
+
+    def action_expand(self) -> None:
+        """Show or hide what the call returned."""
+        self.expanded = not self.expanded
+        self._drawn = -1
+        self.redraw()
+
+    def on_click(self, event: events.Click) -> None:
+        self.action_expand()
+
+
+class _AssistantBlock(_Block):
+    """The assistant's message: Markdown, streamed while the model writes it."""
+
+    def __init__(self, turn: Turn, heading: str = "Assistant") -> None:
+        super().__init__()
+        self.turn = turn
+        self.heading = heading
+        self.shown = ""
+        self.stream: MarkdownStream | None = None
+        self.markdown = _SafeMarkdown(turn.text)
+        self.shown = turn.text
+
+    def compose(self) -> Iterable[Widget]:
+        yield Static(Text(self.heading, style="bold magenta"), classes="heading")
+        yield self.markdown
+
+    async def redraw(self) -> None:
+        """Append what the model wrote since, or show the whole message once it is complete."""
+        text = self.turn.text
+        if text == self.shown and (self.turn.streaming or self.stream is None):
+            return
+        if self.turn.streaming and text.startswith(self.shown):
+            if self.stream is None:
+                self.stream = Markdown.get_stream(self.markdown)
+            await self.stream.write(marked(text[len(self.shown) :]))
+            self.shown = text
+            return
+        if self.stream is not None:
+            await self.stream.stop()
+            self.stream = None
+        if text != self.shown or self.markdown.source != marked(text):
+            await self.markdown.update(marked(text))
+        self.shown = text
+
+
+_OUTCOME_GLYPHS = {"approved": "✓", "denied": "⊘", "edited": "✎", "timed out": "⌛", "failed": "✗"}
+_ENDINGS = {"succeeded": ("Finished", "bold green"), "failed": ("Failed", "bold red")}
+
+
+class OutcomePanel(_Block):
+    """How the run ended: its final answer and the counts of calls approved, denied, edited, timed out and
+    failed. A count is a button: pressing it selects the next call it counts in the transcript."""
+
+    DEFAULT_CSS = """
+    OutcomePanel {
+        border: round $success;
+        padding: 0 1;
+        &.-failed { border: round $error; }
+        #counts { height: auto; }
+        #counts Button { min-width: 0; height: 1; border: none; margin: 0 2 0 0; }
+    }
+    """
+
+    class CountSelected(Message):
+        """A count was pressed: show the calls of ``kind``."""
+
+        def __init__(self, kind: OutcomeKind) -> None:
+            super().__init__()
+            self.kind: OutcomeKind = kind
+
+    def __init__(self, transcript: Transcript) -> None:
+        super().__init__(id="outcome")
+        self.transcript = transcript
+        if transcript.status != "succeeded":
+            self.add_class("-failed")
+
+    def compose(self) -> Iterable[Widget]:
+        transcript = self.transcript
+        word, style = _ENDINGS.get(transcript.status, ("Cancelled", "bold yellow"))
+        heading = Text.assemble((word, style), f" in {transcript.duration_ms / 1000:.1f} s")
+        yield Static(heading, classes="heading")
+        if transcript.answer and transcript.status == "succeeded":
+            yield _SafeMarkdown(transcript.answer)
+        counts = transcript.outcome()
+        with Horizontal(id="counts"):
+            for kind in OUTCOME_KINDS:
+                label = f"{_OUTCOME_GLYPHS[kind]} {counts[kind]} {kind}"
+                yield Button(label, id=f"count-{kind.replace(' ', '-')}", disabled=not counts[kind])
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        kind = next(kind for kind in OUTCOME_KINDS if event.button.id == f"count-{kind.replace(' ', '-')}")
+        self.post_message(self.CountSelected(kind))
+
+
+class TranscriptView(VerticalScroll, can_focus=True):
+    """The conversation of the run shown; :meth:`apply` folds events in and redraws what changed."""
+
+    DEFAULT_CSS = """
+    TranscriptView {
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.transcript = Transcript()
+        self._widgets: dict[int, Widget] = {}
+        self.outcome: OutcomePanel | None = None
+        self.focused_index: int | None = None
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    async def apply(self, events: Sequence[ExecutionEvent]) -> None:
+        """Fold ``events`` in: mount the new turns, redraw the changed ones."""
+        changed = self.transcript.apply(events)
+        added = self.transcript.take_added()
+        if added:
+            widgets = [self._widget(turn) for turn in added]
+            await self.mount_all(widgets)
+        for turn in sorted(changed, key=lambda turn: turn.index):
+            widget = self._widgets.get(turn.index)
+            if isinstance(widget, _AssistantBlock):
+                await widget.redraw()
+            elif isinstance(widget, CallLine):
+                widget.redraw()
+        if self.transcript.finished and self.transcript.agent and self.outcome is None:
+            self.outcome = OutcomePanel(self.transcript)
+            await self.mount(self.outcome)
+
+    def on_outcome_panel_count_selected(self, event: OutcomePanel.CountSelected) -> None:
+        """Select the next call of the pressed count (after the one selected, round to the first)."""
+        lines = [line for line in self.call_lines() if line.turn in self.transcript.calls(event.kind)]
+        if not lines:
+            return
+        after = [
+            line for line in lines if self.focused_index is not None and line.turn.index > self.focused_index
+        ]
+        line = (after or lines)[0]
+        self.focused_index = line.turn.index
+        line.focus()
+        self.scroll_to_widget(line, animate=False)
+        self.post_message(self.CallSelected(line.turn))
+
+    class CallSelected(Message):
+        """A call of the transcript was selected (from the outcome panel): show it everywhere."""
+
+        def __init__(self, turn: Turn) -> None:
+            super().__init__()
+            self.turn = turn
+
+    async def restart(self) -> None:
+        """Empty the pane for another run's conversation."""
+        self.transcript = Transcript()
+        self._widgets.clear()
+        self.outcome = None
+        self.focused_index = None
+        await self.remove_children()
+
+    def _widget(self, turn: Turn) -> Widget:
+        widget: Widget
+        if turn.kind == "assistant":
+            widget = _AssistantBlock(turn)
+        elif turn.kind == "call":
+            widget = CallLine(turn)
+        elif turn.kind == "task":
+            widget = _Block(
+                Static(Text("Task", style="bold cyan"), classes="heading"),
+                Static(render_untrusted(turn.text), classes="task"),
+            )
+        else:
+            widget = _Block(Static(render_untrusted(turn.text), classes="problem"))
+        self._widgets[turn.index] = widget
+        return widget
+
+    def call_lines(self) -> list[CallLine]:
+        """Every call line shown, in order."""
+        return [widget for widget in self._widgets.values() if isinstance(widget, CallLine)]
