@@ -8,7 +8,7 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -19,7 +19,7 @@ from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
 from ditto_tui.home import StateDirError, append_private, logs_dir
 from ditto_tui.mcp_import import describe, plan_import, write_import
-from ditto_tui.program import GraphLoadError, Program, load_program
+from ditto_tui.program import GraphLoadError, Program, agent_task, load_program, with_task
 from ditto_tui.sanitize import escape_controls
 from ditto_tui.supervise import JournalRead
 from ditto_tui.trust import is_trusted, real_path, trust, trusted_workspaces, untrust
@@ -251,11 +251,21 @@ def _notice(args: argparse.Namespace, workspace: Path) -> None:
         say(f"ditto-tui: {notice}")
 
 
-def _open_app(config: RuntimeConfig, workspace: Path, program: Program | None, journal: bool = True) -> int:
-    """Run the Textual app until the user quits (imported here: headless runs never load Textual)."""
+def _open_app(
+    config: RuntimeConfig,
+    workspace: Path,
+    program: Program | None,
+    journal: bool = True,
+    *,
+    ask_task: bool = False,
+) -> int:
+    """Run the Textual app until the user quits (imported here: headless runs never load Textual).
+
+    ``ask_task``: the prompt box asks for the agent's task before the run starts."""
     from ditto_tui.tui import DittoApp, RunSpec
 
-    app = DittoApp(RunSpec(config=config, workspace=workspace, program=program, journal=journal))
+    spec = RunSpec(config=config, workspace=workspace, program=program, journal=journal, ask_task=ask_task)
+    app = DittoApp(spec)
     app.run()
     return app.return_code or 0
 
@@ -304,7 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     journal = not args.no_journal
     if not args.headless:
-        return _open_app(config, workspace, program, journal)
+        ask = args.task is None and args.input is None and agent_task(program) is not None
+        return _open_app(config, workspace, program, journal, ask_task=ask)
     return asyncio.run(run_headless(program, config, workspace, approve=args.approve, journal=journal))
 
 
@@ -326,13 +337,12 @@ def with_input(program: Program, task: str | None, given: str | None) -> Program
             initial = json.loads(text)
         except ValueError as exc:
             raise ValidationError(f"--input is not JSON: {exc}") from None
+    program = dataclasses.replace(program, initial=initial)
     if task is not None:
         if not task.strip():
             raise ValidationError("--task is empty")
-        initial = (
-            {**initial, "prompt": task} if isinstance(initial, Mapping) and "prompt" in initial else task
-        )
-    return dataclasses.replace(program, initial=initial)
+        program = with_task(program, task)
+    return program
 
 
 def _log_traceback(error: GraphLoadError, workspace: Path) -> str:

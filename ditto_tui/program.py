@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,24 @@ class Program:
 
 
 ProgramFactory = Callable[[RuntimeConfig, Path], Program]
+
+
+def agent_task(program: Program) -> str | None:
+    """The task of an agent graph (its input is a mapping with a ``prompt``); ``None`` for another graph."""
+    initial = program.initial
+    if isinstance(initial, Mapping) and isinstance(initial.get("prompt"), str):
+        return str(initial["prompt"])
+    return None
+
+
+def with_task(program: Program, task: str) -> Program:
+    """``program`` with ``task`` as its input: the ``prompt`` of an agent graph's, else the input itself."""
+    if not task.strip():
+        raise ValidationError("the task is empty")
+    initial = program.initial
+    if isinstance(initial, Mapping) and "prompt" in initial:
+        return dataclasses.replace(program, initial={**initial, "prompt": task})
+    return dataclasses.replace(program, initial=task)
 
 
 class GraphLoadError(ValidationError):

@@ -20,6 +20,7 @@ from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RunBridge, RunSp
 from ditto_tui.tui.faults import FaultLog, Guarded
 from ditto_tui.tui.heap import IdleCollector
 from ditto_tui.tui.keys import KeyGuard
+from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.screens.mcp_session import McpSessionScreen
 from ditto_tui.tui.screens.run import RunScreen
@@ -163,6 +164,25 @@ class DittoApp(Guarded, App[None]):
         self.heap.busy()
         self.desk.events_arrived(message.events)
         self.refresh_bindings()
+
+    async def action_quit(self) -> None:
+        """Quit; while a run is live or a decision is pending, ask first."""
+        pending = len(self.bridge.approver.all_pending())
+        live = any(worker.group == "run" and worker.is_running for worker in self.workers)
+        if not pending and not live:
+            self.exit()
+            return
+        what = []
+        if live:
+            what.append("a run is still going")
+        if pending:
+            what.append(f"{pending} decision{'s are' if pending != 1 else ' is'} pending")
+        question = f"Quit? {' and '.join(what).capitalize()}; quitting cancels it and nothing more executes."
+        self.push_screen(ConfirmModal("Quit ditto-tui", question), self._quit_confirmed)
+
+    def _quit_confirmed(self, confirmed: bool | None) -> None:
+        if confirmed:
+            self.exit()
 
     def action_approvals(self) -> None:
         """Show the pending approvals again (those set aside with "later" too)."""

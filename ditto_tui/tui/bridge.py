@@ -16,11 +16,15 @@ from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import RuntimeClosedError, ValidationError
 from ditto_tui.interaction import McpRegistry
 from ditto_tui.program import Program
-from ditto_tui.runtime import ExecutionEvent, Graph, Runtime
+from ditto_tui.runtime import ExecutionEvent, Graph, RunStarted, Runtime
 from ditto_tui.session import open_runtime
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
+from ditto_tui.supervise.journal import RunJournal
 from ditto_tui.tui.mcp_source import BROWSE_ONLY
 from ditto_tui.tui.write_targets import server_roots, write_targets
+
+PROGRAM_INPUT: Any = object()
+"""``RunBridge.run``'s default: the program's own input."""
 
 FRAME_SECONDS = 1 / 30
 """How long events gather before the screen hears of them: one message per frame at most."""
@@ -99,13 +103,15 @@ class ScreenApprover(QueueApprover):
 class RunSpec:
     """What the session opens: the config and workspace, and the graph file to run (None: browse only).
 
-    ``journal``: whether runs are journaled under ``.ditto/runs/`` (``--no-journal`` turns it off).
+    ``journal``: whether runs are journaled (``--no-journal`` turns it off); ``ask_task``: the Run screen
+    asks for the agent's task in its prompt box before the first run.
     """
 
     config: RuntimeConfig
     workspace: Path
     program: Program | None = None
     journal: bool = True
+    ask_task: bool = False
 
 
 class RunBridge:
@@ -124,6 +130,10 @@ class RunBridge:
         self.runtime: Runtime | None = None
         self.gate: ApprovalGate | None = None
         self.mcp: McpRegistry | None = None
+        self.journal: RunJournal | None = None
+        self.runs: list[str] = []
+        """The ids of the program's runs in this session, oldest first."""
+        self._starting = False
         self._opened: asyncio.Future[Runtime] | None = None
         self._closing: asyncio.Event | None = None
         self._closed: asyncio.Event | None = None
@@ -144,12 +154,15 @@ class RunBridge:
                 spec.program or BROWSE_ONLY, spec.config, spec.workspace, self.approver, journal=spec.journal
             ) as session:
                 self.runtime, self.gate, self.mcp = session.runtime, session.gate, session.mcp
+                self.journal = session.journal
                 unsubscribe = session.runtime.subscribe(self.pump)
+                unwatch = session.runtime.subscribe(self._watch)
                 try:
                     opened.set_result(session.runtime)
                     await self._closing.wait()
                 finally:
                     unsubscribe()
+                    unwatch()
                     self.pump.flush()
         except Exception as exc:
             if not opened.done():
@@ -160,15 +173,29 @@ class RunBridge:
                 opened.cancel()
             self._closed.set()
 
-    async def run(self) -> Any:
-        """Run the program on the session's runtime; returns its outputs (graph) or final state (loop)."""
+    async def run(self, initial: Any = PROGRAM_INPUT, *, follows: str | None = None) -> Any:
+        """Run the program on the session's runtime; returns its outputs (graph) or final state (loop).
+
+        ``initial`` replaces the program's input; ``follows`` names the run whose conversation this one
+        continues, which its journal records.
+        """
         program = self.spec.program
         if program is None:
             raise ValidationError("this session has no program to run")
         runtime = await self._future()
+        given = program.initial if initial is PROGRAM_INPUT else initial
+        if follows is not None and self.journal is not None:
+            self.journal.follow_up(follows)
+        self._starting = True
         if isinstance(program.plan, Graph):
-            return await runtime.run(program.plan, program.initial)
-        return await runtime.loop(program.plan, program.initial)
+            return await runtime.run(program.plan, given)
+        return await runtime.loop(program.plan, given)
+
+    def _watch(self, event: ExecutionEvent) -> None:
+        """Note the id of each run :meth:`run` starts."""
+        if self._starting and isinstance(event, RunStarted) and event.plan_kind != "invoke":
+            self._starting = False
+            self.runs.append(event.run_id)
 
     async def close(self) -> None:
         """Close the runtime (and everything it opened) and wait until it is closed."""

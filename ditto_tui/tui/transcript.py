@@ -92,7 +92,10 @@ class Transcript:
     answer: str | None = None
     _streams: dict[str, Turn] = field(default_factory=dict)
     _calls: dict[str, Turn] = field(default_factory=dict)
-    _asked: bool = False
+    _users: int = 0
+    _problem: bool = False
+    _first: int = 0
+    """The first turn of the run on screen (a follow-up's turns come after its conversation's)."""
     added: int = 0
     """How many turns were added since :meth:`take_added` was last called."""
 
@@ -138,11 +141,21 @@ class Transcript:
                     pass
         return changed
 
+    def follow_up(self) -> None:
+        """Go on with the next run, which continues this conversation: its new turns are added after
+        these, the messages already shown are not shown again."""
+        self.finished = False
+        self.status = ""
+        self.answer = None
+        self._streams.clear()
+        self._problem = False
+        self._first = len(self.turns)
+
     # -- reading ----------------------------------------------------------------------------------------
 
     def calls(self, kind: OutcomeKind | None = None) -> list[Turn]:
-        """The call turns, or those of one outcome kind."""
-        calls = [turn for turn in self.turns if turn.kind == "call"]
+        """The call turns of the run on screen, or those of one outcome kind."""
+        calls = [turn for turn in self.turns[self._first :] if turn.kind == "call"]
         return calls if kind is None else [turn for turn in calls if kind in _outcomes(turn)]
 
     def outcome(self) -> dict[OutcomeKind, int]:
@@ -164,11 +177,11 @@ class Transcript:
 
     def _sampling(self, event: NodeStarted, changed: set[Turn]) -> None:
         messages = field_of(event.input, "messages")
-        if not self._asked and isinstance(messages, Sequence):
-            self._asked = True
-            for message in messages:
-                if field_of(message, "role") == "user":
-                    self._add("task", changed, text=_text(field_of(message, "content")))
+        if isinstance(messages, Sequence):
+            users = [message for message in messages if field_of(message, "role") == "user"]
+            for message in users[self._users :]:
+                self._add("task", changed, text=_text(field_of(message, "content")))
+            self._users = max(self._users, len(users))
         self._stream(event.execution_id, changed)
 
     def _stream(self, execution_id: str, changed: set[Turn]) -> Turn:
@@ -217,8 +230,8 @@ class Transcript:
             turn.streaming = False
             turn.changed()
             changed.add(turn)
-        verb = "was cancelled" if event.cancelled else "failed"
-        self._add("problem", changed, text=f"The model call {verb}: {event.error}")
+        self._add("problem", changed, text="The model call was cancelled" if event.cancelled else event.error)
+        self._problem = True
 
     def _call_status(
         self, call_id: str | None, status: CallStatus, changed: set[Turn], *, node_id: str | None = None
@@ -279,7 +292,7 @@ class Transcript:
                 turn.streaming = False
                 turn.changed()
                 changed.add(turn)
-        if event.status != "succeeded":
+        if event.status != "succeeded" and not self._problem:
             ended = "was cancelled" if event.status == "cancelled" else "failed"
             detail = f": {event.error}" if event.error else ""
             self._add("problem", changed, text=f"The run {ended}{detail}")

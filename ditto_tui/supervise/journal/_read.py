@@ -206,6 +206,8 @@ class RunSummary:
     duration_ms: float | None
     outcome: str
     approvals: Mapping[str, int]
+    follows: str | None = None
+    """The run whose conversation this one continues (a follow-up), if any."""
 
 
 def _unfinished(header: Mapping[str, Any]) -> str:
@@ -227,6 +229,7 @@ def summarize(journal: JournalRead) -> RunSummary:
         duration_ms=finished.duration_ms if finished is not None else None,
         outcome=finished.status if finished is not None else _unfinished(journal.header),
         approvals=dict(decisions),
+        follows=follows if isinstance(follows := journal.header.get("follows"), str) else None,
     )
 
 

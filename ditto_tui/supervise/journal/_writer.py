@@ -173,6 +173,7 @@ class RunJournal:
         self._runtime: Runtime | None = None
         self._requests_run: str | None = None
         self._requests_seq = itertools.count(1)
+        self._follows: str | None = None
 
     def attach(self, runtime: Runtime) -> Callable[[], bool]:
         """Subscribe to ``runtime`` (before any other subscriber); returns the unsubscribe function."""
@@ -259,6 +260,11 @@ class RunJournal:
             self._write(run_id, run, sync=True)
             self._close(run)
 
+    def follow_up(self, run_id: str) -> None:
+        """Record in the next run's header that it ``follows`` run ``run_id`` (it continues that run's
+        conversation): a follow-up's journal names the run it continues."""
+        self._follows = run_id
+
     # -- the subscriber -------------------------------------------------------------------------------
 
     def __call__(self, event: ExecutionEvent) -> None:
@@ -307,6 +313,9 @@ class RunJournal:
             plan_kind=event.plan_kind,
             opened_at=event.at,
         )
+        if self._follows is not None and event.plan_kind != "invoke":
+            header["follows"] = self._follows
+            self._follows = None
         self._append(run, self._encoder.encode_fields(header))
         return run
 

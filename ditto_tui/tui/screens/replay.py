@@ -34,6 +34,7 @@ class ReplayScreen(Guarded, Screen[None]):
         Binding("b", "step(-1)", "Back"),
         Binding("s", "jump(0)", "Start"),
         Binding("e", "jump(-1)", "End"),
+        Binding("escape", "leave", "Back to the live run"),
     ]
 
     view = getters.query_one("#run-view", RunView)
@@ -41,9 +42,10 @@ class ReplayScreen(Guarded, Screen[None]):
     timeline = getters.query_one("#timeline", Timeline)
     detail = getters.query_one("#detail", TextView)
 
-    def __init__(self, journal: JournalRead) -> None:
+    def __init__(self, journal: JournalRead, *, closable: bool = False) -> None:
         super().__init__()
         self.journal = journal
+        self.closable = closable
         self.events = journal.events
         self.position = len(self.events)
 
@@ -67,6 +69,14 @@ class ReplayScreen(Guarded, Screen[None]):
         if self.position:
             return self.events[self.position - 1].at
         return self.events[0].at if self.events else 0.0
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Escape goes back only when the replay was opened over a live run."""
+        return self.closable if action == "leave" else True
+
+    def action_leave(self) -> None:
+        """Close the replay and show the live run again."""
+        self.dismiss()
 
     def action_toggle_raw(self) -> None:
         """Switch the detail between the normalised view and the raw JSON."""

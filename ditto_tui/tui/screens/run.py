@@ -1,4 +1,10 @@
-"""The Run screen: the session's program run live in a :class:`RunView`, with its cancel and grant keys."""
+"""The Run screen: the session's program run live in a :class:`RunView`, with its cancel and grant keys.
+
+For an agent graph the prompt box asks for the task first (unless ``--task`` or ``--input`` gave it)
+and, once a run has ended, offers a follow-up: the same conversation continued as a new run, whose
+journal names the run it follows. ``n`` starts a new run with a new task, ``r`` reruns the last input,
+``l`` lists the workspace's runs (a finished one opens read-only, as a replay).
+"""
 
 from __future__ import annotations
 
@@ -12,16 +18,21 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState
 
+from ditto_tui.infer import InferMessage, ReactState
+from ditto_tui.program import agent_task, with_task
 from ditto_tui.sanitize import public_message_from_exception
+from ditto_tui.supervise.journal import JournalError, list_runs, read_journal
 from ditto_tui.tui import clock
 from ditto_tui.tui.bridge import EventsArrived, RunBridge
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.run_state import RunModel
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.grants import GrantsModal
+from ditto_tui.tui.screens.runs import RunsModal
 from ditto_tui.tui.widgets.dag import DagView
 from ditto_tui.tui.widgets.detail import TextView
 from ditto_tui.tui.widgets.inline import visible
+from ditto_tui.tui.widgets.prompt_box import PromptBox, PromptHistory
 from ditto_tui.tui.widgets.run_view import DETAIL_BINDINGS, RunView
 from ditto_tui.tui.widgets.timeline import Timeline
 
@@ -33,6 +44,10 @@ class RunScreen(Guarded, Screen[None]):
         Binding("c", "cancel_run", "Cancel run"),
         Binding("x", "cancel_call", "Cancel call"),
         Binding("g", "grants", "Grants"),
+        Binding("n", "new_run", "New run"),
+        Binding("r", "rerun", "Rerun"),
+        Binding("l", "runs", "Runs"),
+        Binding("i", "prompt", "Task box"),
         *DETAIL_BINDINGS,
     ]
 
@@ -40,11 +55,16 @@ class RunScreen(Guarded, Screen[None]):
     dag = getters.query_one("#dag", DagView)
     timeline = getters.query_one("#timeline", Timeline)
     detail = getters.query_one("#detail", TextView)
+    prompt = getters.query_one("#prompt", PromptBox)
 
     def __init__(self, bridge: RunBridge) -> None:
         super().__init__()
         self.bridge = bridge
         self.runner: Worker[Any] | None = None
+        self.last_input: Any = None
+        self.final: ReactState | None = None
+        """The final state of the last agent run that answered: what a follow-up continues."""
+        self.started = False
 
     @property
     def model(self) -> RunModel:
@@ -59,13 +79,46 @@ class RunScreen(Guarded, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield RunView(self.now, id="run-view")
+        yield PromptBox(PromptHistory(self.bridge.spec.workspace), id="prompt")
         yield Footer()
 
     def on_mount(self) -> None:
         program = self.bridge.spec.program
         self.sub_title = program.name if program is not None else ""
         self.bridge.connect(events=self)
-        self.runner = self.run_program()
+        self.prompt.display = False
+        if self.bridge.spec.ask_task and program is not None:
+            self.ask_task()
+        elif program is not None:
+            self.call_later(self.start, program.initial)
+
+    @property
+    def agent(self) -> bool:
+        """Whether the program is an agent graph (it takes a task)."""
+        program = self.bridge.spec.program
+        return program is not None and agent_task(program) is not None
+
+    @property
+    def running(self) -> bool:
+        """Whether a run of the program is under way."""
+        return self.runner is not None and self.runner.is_running
+
+    def ask_task(self) -> None:
+        """Open the prompt box for a new task."""
+        program = self.bridge.spec.program
+        default = agent_task(program) if program is not None else None
+        hint = "Enter starts the run · Ctrl+J or \\ Enter: new line · Ctrl+↑ ↓: earlier tasks · Esc: keys"
+        self.final = None
+        self.prompt.ask("Task for the agent", hint, default=default)
+
+    async def start(self, initial: Any, *, follows: str | None = None) -> None:
+        """Run the program on ``initial`` (the view starts afresh; a follow-up keeps the transcript)."""
+        self.last_input = initial
+        self.prompt.display = False
+        if self.started:
+            await self.view.restart(keep_transcript=follows is not None)
+        self.started = True
+        self.runner = self.run_program(initial, follows)
 
     def now(self) -> float:
         """The wall time that running nodes and the elapsed time are shown at."""
@@ -77,16 +130,104 @@ class RunScreen(Guarded, Screen[None]):
     # -- the run ----------------------------------------------------------------------------------------
 
     @work(exclusive=True, group="run", exit_on_error=False)
-    async def run_program(self) -> Any:
+    async def run_program(self, initial: Any = None, follows: str | None = None) -> Any:
         """Run the program to its end; its events arrive as :class:`EventsArrived`."""
-        return await self.bridge.run()
+        return await self.bridge.run(initial, follows=follows)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Report a failed run in one line (the timeline has the details)."""
+        """Report a failed run in one line (the timeline has the details); offer a follow-up."""
         worker = event.worker
+        if worker is not self.runner:
+            return
         if event.state is WorkerState.ERROR and worker.error is not None:
             message = public_message_from_exception(worker.error, workspace=self.bridge.spec.workspace)
             self.notify(visible(message), title="Run failed", severity="error", markup=False, timeout=10)
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED) and self.agent:
+            result = worker.result if event.state is WorkerState.SUCCESS else None
+            self.final = result if isinstance(result, ReactState) and result.answer is not None else None
+            self.offer_follow_up()
+
+    def offer_follow_up(self) -> None:
+        """After an agent run: the prompt box continues the conversation (or takes a new task)."""
+        if self.final is None:
+            hint = "No answer to follow up on: Enter starts a new run with this task · Esc: keys (r rerun)"
+            self.prompt.ask("New task", hint)
+            return
+        hint = "Enter continues this conversation as a new run · Esc: keys (n new task, r rerun, l runs)"
+        self.prompt.ask(
+            "Follow up", hint, placeholder="Type a follow-up: the agent continues from its answer"
+        )
+
+    async def on_prompt_box_submitted(self, event: PromptBox.Submitted) -> None:
+        """Start the run the person asked for: a follow-up of the last one, or a new task."""
+        event.stop()
+        program = self.bridge.spec.program
+        if program is None:
+            return
+        final = self.final
+        if final is not None and final.answer is not None and self.bridge.runs:
+            messages = [*final.messages, final.answer, InferMessage(role="user", content=event.text)]
+            await self.start(
+                {"messages": messages, "deliveryId": final.delivery_id}, follows=self.bridge.runs[-1]
+            )
+            return
+        await self.start(with_task(program, event.text).initial)
+
+    async def action_new_run(self) -> None:
+        """Start a new run: ask for its task (an agent graph) or run the program again on its input."""
+        if self._still_running():
+            return
+        program = self.bridge.spec.program
+        if program is None:
+            return
+        if self.agent:
+            await self.view.restart()
+            self.ask_task()
+        else:
+            await self.start(program.initial)
+
+    async def action_rerun(self) -> None:
+        """Run again with the same input as the last run."""
+        if self._still_running() or not self.started:
+            if not self.started:
+                self.notify("Nothing has run yet: give the task first.", markup=False)
+            return
+        await self.start(self.last_input)
+
+    def action_prompt(self) -> None:
+        """Bring the prompt box back (after Esc) to type the task or a follow-up."""
+        if self._still_running():
+            return
+        if not self.prompt.reopen():
+            self.notify("This graph takes no task: n runs it again.", markup=False)
+
+    def _still_running(self) -> bool:
+        if self.running:
+            self.notify("The run is still going: cancel it first (c), or wait for it to end.", markup=False)
+            return True
+        return False
+
+    def action_runs(self) -> None:
+        """List the workspace's runs; a finished one opens read-only."""
+        try:
+            summaries = list_runs(self.bridge.spec.workspace)
+        except (OSError, JournalError) as exc:
+            self.notify(visible(str(exc)), title="Runs", severity="error", markup=False)
+            return
+        live = self.bridge.runs[-1] if self.bridge.runs else None
+        self.app.push_screen(RunsModal(summaries, live), self._open_run)
+
+    def _open_run(self, path: Any) -> None:
+        if path is None:
+            return
+        from ditto_tui.tui.screens.replay import ReplayScreen
+
+        try:
+            journal = read_journal(path)
+        except JournalError as exc:
+            self.notify(visible(exc.message), title="Runs", severity="error", markup=False)
+            return
+        self.app.push_screen(ReplayScreen(journal, closable=True))
 
     async def on_events_arrived(self, message: EventsArrived) -> None:
         """Fold a frame's events into the view, which redraws once (the app sees them next)."""
@@ -109,6 +250,9 @@ class RunScreen(Guarded, Screen[None]):
         yield SystemCommand("Cancel the run", "Stop the whole run (asks first)", self.action_cancel_run)
         yield SystemCommand("Cancel the selected call", "Stop one running call", self.action_cancel_call)
         yield SystemCommand("Grants", "Tools approved always this session; revoke them", self.action_grants)
+        yield SystemCommand("New run", "Start a new run (asks for the task)", self.action_new_run)
+        yield SystemCommand("Rerun", "Run again with the same input", self.action_rerun)
+        yield SystemCommand("Runs", "List this workspace's runs; open one read-only", self.action_runs)
         yield SystemCommand("Raw or normalised detail", "Switch the detail view", self.action_toggle_raw)
 
     # -- cancelling and grants --------------------------------------------------------------------------

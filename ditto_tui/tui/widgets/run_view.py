@@ -153,14 +153,19 @@ class RunView(Guarded, Vertical):
             self.add_class("-agent")
         self._refresh()
 
-    async def restart(self) -> None:
-        """Start again from an empty model (the next :meth:`apply` lays the graph out afresh)."""
+    async def restart(self, *, keep_transcript: bool = False) -> None:
+        """Start again from an empty model (the next :meth:`apply` lays the graph out afresh); the
+        transcript goes on when ``keep_transcript`` (a follow-up continues the conversation)."""
         previous = self.model
         self.model = RunModel()
         self.model.layout_version = previous.layout_version + 1
         self._shown = None
-        await self.transcript.restart()
+        if keep_transcript:
+            self.transcript.follow_up()
+        else:
+            await self.transcript.restart()
         self.show_placeholder()
+        self._refresh()
 
     def _refresh(self) -> None:
         now = self.clock()

@@ -202,7 +202,7 @@ class OutcomePanel(_Block):
         padding: 0 1;
         &.-failed { border: round $error; }
         #counts { height: auto; }
-        #counts Button { min-width: 0; height: 1; border: none; margin: 0 2 0 0; }
+        #counts Button { min-width: 0; height: 1; border: none; margin: 0 1 0 0; padding: 0 1; }
     }
     """
 
@@ -302,6 +302,13 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.outcome = None
         self.focused_index = None
         await self.remove_children()
+
+    def follow_up(self) -> None:
+        """Keep the conversation for the run that continues it: its outcome panel goes, its turns stay."""
+        self.transcript.follow_up()
+        if self.outcome is not None:
+            self.outcome.remove()
+            self.outcome = None
 
     def _widget(self, turn: Turn) -> Widget:
         widget: Widget
