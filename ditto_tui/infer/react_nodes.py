@@ -19,10 +19,12 @@ from ditto_tui.infer.messages import (
     MCP_PREFIX,
     InferMessage,
     ToolSpec,
+    content_text,
     mcp_tool_spec,
     observation_to_infer_message,
     parse_mcp_tool_name,
 )
+from ditto_tui.infer.proposal import proposed_by
 from ditto_tui.interaction import ACT_MCP, ACT_TOOL, OBSERVE, OUTPUT, ToolRegistry
 from ditto_tui.runtime.worker import NodeHandler, WorkerContext
 from ditto_tui.sanitize import safe_error
@@ -166,9 +168,10 @@ def _action(
     if call.name not in offered:
         return _ready(failed_result(call, "UNKNOWN_TOOL", f"No tool named {call.name!r} is offered"))
     route = parse_mcp_tool_name(call.name)
+    proposal = content_text(message.content)
     if route is None:
-        return lambda: _act_tool(call, context)
-    return lambda: _act_mcp(call, route[0], route[1], context)
+        return lambda: _act_tool(call, context, proposal)
+    return lambda: _act_mcp(call, route[0], route[1], context, proposal)
 
 
 def _ready(result: ExternalResult) -> Callable[[], Coroutine[Any, Any, ExternalResult]]:
@@ -178,22 +181,26 @@ def _ready(result: ExternalResult) -> Callable[[], Coroutine[Any, Any, ExternalR
     return ready
 
 
-async def _act_tool(call: ToolCall, context: WorkerContext) -> ExternalResult:
+async def _act_tool(call: ToolCall, context: WorkerContext, proposal: str | None) -> ExternalResult:
     try:
-        result: ExternalResult = await context.invoke(ACT_TOOL, {"call": call}, node_id=call.id)
+        with proposed_by(proposal):
+            result: ExternalResult = await context.invoke(ACT_TOOL, {"call": call}, node_id=call.id)
     except DittoError as exc:
         return failed_result(call, exc.code, exc.message)
     return result
 
 
-async def _act_mcp(call: ToolCall, server: str, tool: str, context: WorkerContext) -> ExternalResult:
+async def _act_mcp(
+    call: ToolCall, server: str, tool: str, context: WorkerContext, proposal: str | None
+) -> ExternalResult:
     request = {
         "operation": "invoke",
         "server": server,
         "call": {"id": call.id, "name": tool, "arguments": call.arguments},
     }
     try:
-        invocation = await context.invoke(ACT_MCP, request, node_id=call.id)
+        with proposed_by(proposal):
+            invocation = await context.invoke(ACT_MCP, request, node_id=call.id)
     except DittoError as exc:
         return failed_result(call, exc.code, exc.message, source=f"{server}:{tool}")
     result: ExternalResult = invocation.result

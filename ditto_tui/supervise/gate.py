@@ -17,6 +17,7 @@ import pydantic
 from ditto_tui.contracts import ExternalResult, ToolCall, ensure_json
 from ditto_tui.digest import arguments_digest, canonical_json, tool_digest
 from ditto_tui.errors import ValidationError
+from ditto_tui.infer.proposal import current_proposal
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.tools import PreparedCall, ToolRegistry
 from ditto_tui.runtime.approval import APPROVING, Approval
@@ -291,6 +292,7 @@ class ApprovalGate:
             timeout_seconds=verdict.timeout if verdict.timeout is not None else self.timeout,
             title=subject.title,
             annotations=subject.annotations,
+            proposal=current_proposal(),
         )
 
     async def _ask(

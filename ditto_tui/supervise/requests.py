@@ -24,7 +24,8 @@ class ApprovalRequest:
     the gate's; ``None``: no limit). For an MCP tool, ``annotations`` are the hints its server sent
     (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``, ``title``) and ``title``
     the tool's display title: claims of the server, shown so a person can weigh them, never trusted to
-    allow anything by themselves.
+    allow anything by themselves. ``proposal`` is the text of the model message that asked for the call
+    (its stated reasoning), when an agent loop made it: shown beside the call, never a reason to allow it.
     """
 
     request_id: str
@@ -43,6 +44,7 @@ class ApprovalRequest:
     timeout_seconds: float | None = None
     title: str | None = None
     annotations: Mapping[str, Any] | None = None
+    proposal: str | None = None
 
     kind: ClassVar[Literal["tool_call"]] = "tool_call"
     """What is asked: the approval of a tool call (the inbox holds other kinds of requests too)."""

@@ -16,6 +16,7 @@ from ditto_tui.config import RuntimeConfig, load_runtime_config_file, parse_runt
 from ditto_tui.errors import ConfigError
 from ditto_tui.headless import run_headless
 from ditto_tui.program import load_program
+from ditto_tui.runtime import LoopDefinition
 from tests.infer.chat_server import ChatServer, Reply, chat_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,3 +149,37 @@ async def test_web_search_denied_sends_nothing_and_says_so(brave: ChatServer, tm
     assert brave.received == []
     [content] = delivered(events)
     assert "APPROVAL_DENIED" in content and content.startswith("No results for")
+
+
+async def test_an_approval_request_carries_the_model_message_that_proposed_it(workspace: Path) -> None:
+    """The gate reads the proposing message of an agent's call, for a local tool and for an MCP tool."""
+    from ditto_tui.session import open_runtime
+    from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
+
+    asked: list[ApprovalRequest] = []
+
+    class Recording:
+        async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+            asked.append(request)
+            return ApprovalDecision(kind="deny", reason="recorded")
+
+    script = workspace / "calls.yaml"
+    script.write_text(
+        "turns:\n"
+        "  - content: Writing the note, then the demo note.\n"
+        "    actions:\n"
+        "      - {id: w-1, name: write_text, arguments: {path: a.md, text: hi}}\n"
+        "      - {id: m-1, name: mcp__demo__write_note, arguments: {name: n, text: hi}}\n"
+        "  - content: Done.\n",
+        encoding="utf-8",
+    )
+    base = load_runtime_config_file(workspace / "ditto.yaml", {})
+    config = base.model_copy(update={"infer": base.infer.model_copy(update={"script": "calls.yaml"})})
+    program = load_program(ROOT / "graphs" / "react_agent.py", config, workspace)
+    assert isinstance(program.plan, LoopDefinition)
+    async with open_runtime(program, config, workspace, Recording(), journal=False) as session:
+        await session.runtime.loop(program.plan, program.initial)
+    assert {request.tool: request.proposal for request in asked} == {
+        "write_text": "Writing the note, then the demo note.",
+        "demo:write_note": "Writing the note, then the demo note.",
+    }

@@ -58,6 +58,7 @@ async def ask(pilot: Pilot[Any], text: str) -> None:
 async def approve_the_write(pilot: Pilot[Any]) -> None:
     view = await approval_view(pilot)
     assert view.request.tool == "write_text"
+    assert view.request.proposal == "I will write a short summary note; it needs your approval."
     await pilot.press("a")
 
 
