@@ -74,4 +74,5 @@ bench: $(DEV_STAMP)
 	$(PY) -m benchmarks.bench_mcp && \
 	$(PY) -m benchmarks.bench_commands && \
 	$(PY) -m benchmarks.bench_journal && \
-	$(PY) -m benchmarks.bench_tui
+	$(PY) -m benchmarks.bench_tui && \
+	$(PY) -m benchmarks.bench_stream

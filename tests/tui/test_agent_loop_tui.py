@@ -4,13 +4,13 @@ while a run is live."""
 
 from __future__ import annotations
 
-import json
+import io
 import shutil
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from textual.pilot import Pilot
-from textual.widgets import Markdown
 
 from ditto_tui.config import load_runtime_config_file
 from ditto_tui.infer import MESSAGE_DELTA, InferMessage
@@ -22,7 +22,7 @@ from ditto_tui.tui.bridge import EventsArrived
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.replay import ReplayScreen
 from ditto_tui.tui.screens.runs import RunsModal
-from ditto_tui.tui.widgets.transcript import CallLine, OutcomePanel, TranscriptView, safe_markdown_parser
+from ditto_tui.tui.widgets.transcript import CallLine, MarkdownText, OutcomePanel, TranscriptView
 from tests.tui.run_fixtures import approval_view, keys_armed, run_screen, screen_text, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -248,8 +248,8 @@ async def test_streamed_model_text_is_markdown_that_cannot_act(tmp_path: Path) -
         screen.post_message(EventsArrived((started, *pieces)))
         await wait_until(pilot, lambda: bool(transcript(app).transcript.turns))
         await pilot.pause(0.3)
-        markdown = transcript(app).query(Markdown).first()
-        assert "evil.example" in markdown.source and "\x1b" not in markdown.source
+        source = "".join(segment.source for segment in transcript(app).query(MarkdownText))
+        assert "evil.example" in source and "\x1b" not in source and "\u202e" not in source
         text = screen_text(app)
         assert "Bold" in text and "⟨ESC⟩" in text and "⟨U+202E⟩" in text
         assert "[@click=app.quit]markup[/]" in text, "markup in model text is shown, never applied"
@@ -274,12 +274,12 @@ async def test_streamed_model_text_is_markdown_that_cannot_act(tmp_path: Path) -
         assert app.is_running
 
 
-def test_the_markdown_parser_has_no_links_images_or_html() -> None:
-    tokens = safe_markdown_parser().parseInline(
-        "[x](https://a.example) ![i](b.png) <https://c.example> <b>h</b>"
-    )
-    kinds = {child.type for token in tokens for child in token.children or ()}
-    assert not kinds & {"link_open", "image", "html_inline"}
-    assert json.dumps([child.content for token in tokens for child in token.children or ()]).count(
-        "a.example"
-    )
+def test_model_markdown_renders_no_hyperlink_and_no_html() -> None:
+    widget = MarkdownText("[x](https://a.example) ![i](b.png) <https://c.example> <b>html</b> **bold**")
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    segments = list(console.render(widget.document))
+    assert not [segment for segment in segments if segment.style is not None and segment.style.link]
+    console.print(widget.document)
+    output = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "\x1b]8" not in output and "<b>" not in output
+    assert "https://a.example" in output and "bold" in output

@@ -1,27 +1,25 @@
 """The Transcript pane: an agent run's conversation as it happens (see :mod:`ditto_tui.tui.transcript`).
 
 The task, the assistant's text rendered as Markdown while it streams, each tool call on one line with
-its status (Enter or a click shows what came back), and the final answer. Model text is untrusted: it
-is laid out by a Markdown parser with links, images, autolinks and HTML turned off, so nothing in it
-becomes a hyperlink (no OSC 8), a Textual action or markup, and its control and hidden characters are
-shown as markers first (:func:`ditto_tui.tui.text.marked`). Streamed text goes to Textual's
-``MarkdownStream``, which folds pieces that come faster than it draws.
+its status (Enter or a click shows what came back), and the final answer. Model text is untrusted: its
+control and hidden characters are shown as markers first (:func:`ditto_tui.tui.text.marked`) and Rich's
+Markdown renderer lays it out with hyperlinks off, so a link shows its address as plain text and
+nothing becomes a hyperlink (no OSC 8), a Textual action or markup; raw HTML is dropped. A long message
+is laid out in segments so that each streamed piece redraws only the last one.
 """
-
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
-from markdown_it import MarkdownIt
+from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Button, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Button, Static
 
 from ditto_tui.runtime import ExecutionEvent
 from ditto_tui.tui.run_state import arguments_summary
@@ -29,9 +27,11 @@ from ditto_tui.tui.text import marked, render_untrusted
 from ditto_tui.tui.transcript import OUTCOME_KINDS, OutcomeKind, Transcript, Turn
 from ditto_tui.tui.widgets.inline import one_line
 
-__all__ = ["CallLine", "OutcomePanel", "TranscriptView", "safe_markdown_parser"]
+__all__ = ["CallLine", "MarkdownText", "OutcomePanel", "TranscriptView"]
 
 RESULT_CHARS = 4_000
+SEGMENT_CHARS = 2_000
+"""About how much of a message one Markdown segment holds (see :class:`_AssistantBlock`)."""
 """How much of what a call returned its expanded line shows."""
 
 _STATUS_STYLES = {
@@ -56,30 +56,6 @@ _STATUS_WORDS = {
     "timed out": "timed out",
     "cancelled": "cancelled",
 }
-
-
-def safe_markdown_parser() -> MarkdownIt:
-    """CommonMark with tables and strikethrough, and without anything that could act: no links, images,
-    autolinks, linkify or raw HTML (a link's text stays, its target is shown as plain text)."""
-    parser = MarkdownIt("commonmark", {"html": False, "linkify": False})
-    parser.enable(["table", "strikethrough"])
-    parser.disable(["link", "image", "autolink", "html_inline", "html_block"])
-    return parser
-
-
-class _SafeMarkdown(Markdown):
-    """Markdown of untrusted text: the safe parser, links never opened."""
-
-    DEFAULT_CSS = """
-    _SafeMarkdown {
-        margin: 0;
-        padding: 0;
-        & > *:last-child { margin-bottom: 0; }
-    }
-    """
-
-    def __init__(self, text: str = "") -> None:
-        super().__init__(marked(text), parser_factory=safe_markdown_parser, open_links=False)
 
 
 class _Block(Vertical):
@@ -153,39 +129,97 @@ class CallLine(Static, can_focus=True):
         self.action_expand()
 
 
-class _AssistantBlock(_Block):
-    """The assistant's message: Markdown, streamed while the model writes it."""
+def _split_at(text: str) -> int:
+    """Where a long segment may end: after its last blank line outside a code fence (0: nowhere)."""
+    end = len(text)
+    while (cut := text.rfind("\n\n", 0, end)) > 0:
+        if _fences(text[:cut]) % 2 == 0:
+            return cut + 2
+        end = cut
+    return 0
 
-    def __init__(self, turn: Turn, heading: str = "Assistant") -> None:
+
+def _fences(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.lstrip().startswith(("```", "~~~")))
+
+
+class MarkdownText(Static):
+    """Untrusted Markdown as one widget: Rich's renderer, hyperlinks off (a link shows its text and its
+    address as plain text), hidden characters as markers. ``source`` is the Markdown shown."""
+
+    DEFAULT_CSS = """
+    MarkdownText { height: auto; }
+    """
+
+    def __init__(self, source: str = "") -> None:
+        super().__init__()
+        self.source = ""
+        self.show(source)
+
+    def show(self, source: str) -> None:
+        """Show ``source`` (already marked) instead."""
+        self.source = source
+        self.document = RichMarkdown(source, hyperlinks=False, code_theme="ansi_dark")
+        self.update(self.document if source else "")
+
+
+class _AssistantBlock(_Block):
+    """The assistant's message: Markdown, streamed while the model writes it.
+
+    The text is laid out in segments of about :data:`SEGMENT_CHARS`, split at blank lines outside code
+    fences: streamed text only ever redraws the last segment, so a long answer costs no more per piece
+    than a short one.
+    """
+
+    def __init__(self, turn: Turn) -> None:
         super().__init__()
         self.turn = turn
-        self.heading = heading
-        self.shown = ""
-        self.stream: MarkdownStream | None = None
-        self.markdown = _SafeMarkdown(turn.text)
-        self.shown = turn.text
+        self.queued = ""
+        self.segments: list[MarkdownText] = []
+        self._initial = marked(turn.text)
 
     def compose(self) -> Iterable[Widget]:
-        yield Static(Text(self.heading, style="bold magenta"), classes="heading")
-        yield self.markdown
+        yield Static(Text("Assistant", style="bold magenta"), classes="heading")
+
+    async def on_mount(self) -> None:
+        if self._initial:
+            await self._extend(self._initial)
+
+    @property
+    def source(self) -> str:
+        """The Markdown shown, all segments together."""
+        return "".join(segment.source for segment in self.segments)
 
     async def redraw(self) -> None:
-        """Append what the model wrote since, or show the whole message once it is complete."""
-        text = self.turn.text
-        if text == self.shown and (self.turn.streaming or self.stream is None):
+        """Show what the model wrote since; if the whole message differs from it, show the message."""
+        target = marked(self.turn.text)
+        if target == self.queued:
             return
-        if self.turn.streaming and text.startswith(self.shown):
-            if self.stream is None:
-                self.stream = Markdown.get_stream(self.markdown)
-            await self.stream.write(marked(text[len(self.shown) :]))
-            self.shown = text
-            return
-        if self.stream is not None:
-            await self.stream.stop()
-            self.stream = None
-        if text != self.shown or self.markdown.source != marked(text):
-            await self.markdown.update(marked(text))
-        self.shown = text
+        if not target.startswith(self.queued):
+            await self.remove_children(self.segments)
+            self.segments = []
+            self.queued = ""
+        await self._extend(target[len(self.queued) :])
+
+    async def _extend(self, more: str) -> None:
+        self.queued += more
+        last = self.segments[-1] if self.segments else None
+        text = (last.source if last is not None else "") + more
+        mounted: list[MarkdownText] = []
+        while len(text) > SEGMENT_CHARS and (cut := _split_at(text)) > 0:
+            head, text = text[:cut], text[cut:]
+            if last is not None:
+                last.show(head)
+                last = None
+            else:
+                mounted.append(MarkdownText(head))
+        if last is not None:
+            last.show(text)
+        elif text:
+            mounted.append(MarkdownText(text))
+        if mounted:
+            self.segments.extend(mounted)
+            await self.mount_all(mounted)
 
 
 _OUTCOME_GLYPHS = {"approved": "✓", "denied": "⊘", "edited": "✎", "timed out": "⌛", "failed": "✗"}
@@ -225,7 +259,7 @@ class OutcomePanel(_Block):
         heading = Text.assemble((word, style), f" in {transcript.duration_ms / 1000:.1f} s")
         yield Static(heading, classes="heading")
         if transcript.answer and transcript.status == "succeeded":
-            yield _SafeMarkdown(transcript.answer)
+            yield MarkdownText(marked(transcript.answer))
         counts = transcript.outcome()
         with Horizontal(id="counts"):
             for kind in OUTCOME_KINDS:
