@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.infer.chat_server import ChatServer, Reply, chat_server, chunk, text_stream
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTE = ".ditto/notes/hello.md"
@@ -116,3 +121,102 @@ def test_ditto_tui_in_tmux_waits_for_approval_then_writes_and_finishes(
     # Keys run no binding for a moment after a modal closes (U-09): press q until it takes.
     _poll(lambda: not terminal.alive(), "ditto-tui to quit", timeout=15, every=lambda: terminal.press("q"))
     assert os.listdir(workspace / ".ditto" / "notes") == ["hello.md"]
+
+
+class ModelThread:
+    """The loopback chat-completions server of the tests, on an event loop of its own in a thread."""
+
+    def __init__(self, replies: list[Reply]) -> None:
+        self.replies = replies
+        self.server: ChatServer | None = None
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with chat_server() as server:
+            server.replies.extend(self.replies)
+            self.server = server
+            self._ready.set()
+            await self._stop.wait()
+
+    def __enter__(self) -> ChatServer:
+        self._thread.start()
+        assert self._ready.wait(10), "the model server did not start"
+        assert self.server is not None
+        return self.server
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+
+
+def test_a_new_project_in_tmux_runs_the_typed_task_on_a_streaming_model(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    """``ditto-tui init`` in a fresh folder, a streaming OpenAI-compatible model on loopback: the task is
+    typed into the prompt box, the write is approved with the model's message on screen, the transcript,
+    the outcome panel and the file say the same."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "README.md").write_text("# A project\n", encoding="utf-8")
+    home = tmp_path / "home"
+    env = ["env", f"PYTHONPATH={ROOT}", f"DITTO_TUI_HOME={home}"]
+    initialised = subprocess.run(
+        [*env, sys.executable, "-m", "ditto_tui", "init"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert initialised.returncode == 0, initialised.stderr
+    proposal = "I will write NOTES.md with what the README says; it needs your approval."
+    arguments = json.dumps({"path": "NOTES.md", "text": "# Notes\n\nThe README names the project.\n"})
+    first = [
+        *text_stream(proposal, size=6)[:-1],
+        chunk(tool_calls=[{"index": 0, "id": "w-1", "type": "function", "function": {"name": "write_text"}}]),
+        chunk(tool_calls=[{"index": 0, "function": {"arguments": arguments[:20]}}]),
+        chunk(tool_calls=[{"index": 0, "function": {"arguments": arguments[20:]}}]),
+        chunk(finish_reason="tool_calls"),
+    ]
+    answer = "I wrote NOTES.md: a short note on what the README says."
+    with ModelThread(
+        [Reply(events=first, gap=0.05), Reply(events=text_stream(answer, size=5), gap=0.03)]
+    ) as model:
+        config = (project / "ditto.yaml").read_text(encoding="utf-8")
+        config = config.replace(
+            "infer:\n  provider: scripted\n",
+            f"infer:\n  provider: openai\n  baseUrl: {model.base_url}\n  model: loopback-model\n",
+        )
+        assert "provider: openai" in config
+        (project / "ditto.yaml").write_text(config, encoding="utf-8")
+        terminal.start([*env, sys.executable, "-m", "ditto_tui"], project)
+        _poll(lambda: "Task for the agent" in terminal.screen(), "the prompt box")
+        terminal.tmux("send-keys", "-t", terminal.session, "-l", "Write a note about the README")
+        terminal.press("Enter")
+        _poll(lambda: "a Approve once" in terminal.screen(), "the approval view")
+        screen = terminal.screen()
+        assert "Approve write_text" in screen and "NOTES.md" in screen
+        assert "I will write NOTES.md with what the README says" in screen, "the model's message is on screen"
+        assert not (project / "NOTES.md").exists()
+        _poll(
+            lambda: "Approve write_text" not in terminal.screen(),
+            "the approval to be taken",
+            every=lambda: terminal.press("a"),
+        )
+        _poll(lambda: "Finished in" in terminal.screen(), "the outcome panel", timeout=30)
+        screen = terminal.screen()
+        assert "1 approved" in screen and "I wrote NOTES.md" in screen
+        assert "Write a note about the README" in screen or "write_text" in screen
+        request = model.received[0].json
+        assert (
+            request["stream"] is True
+            and request["messages"][-1]["content"] == "Write a note about the README"
+        )
+    assert (project / "NOTES.md").read_text(encoding="utf-8") == "# Notes\n\nThe README names the project.\n"
+    terminal.press("Escape")
+    _poll(lambda: not terminal.alive(), "ditto-tui to quit", timeout=15, every=lambda: terminal.press("q"))
