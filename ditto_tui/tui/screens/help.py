@@ -26,6 +26,7 @@ from ditto_tui.tui.screens.grants import GrantsModal
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.screens.replay import ReplayScreen
 from ditto_tui.tui.screens.run import RunScreen
+from ditto_tui.tui.screens.runs import RunsModal
 from ditto_tui.tui.screens.sampling import SamplingModal
 from ditto_tui.tui.screens.sign_in import SignInModal
 from ditto_tui.tui.screens.tools import ToolsScreen
@@ -35,6 +36,7 @@ from ditto_tui.tui.widgets.mcp_logs import McpLogsPane
 from ditto_tui.tui.widgets.mcp_prompts import McpPromptsPane
 from ditto_tui.tui.widgets.mcp_resources import McpResourcesPane
 from ditto_tui.tui.widgets.mcp_template_form import TemplateForm
+from ditto_tui.tui.widgets.prompt_box import PromptBox
 from ditto_tui.tui.widgets.run_view import RunView
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 from ditto_tui.tui.widgets.timeline import Timeline
@@ -57,8 +59,20 @@ class HelpSection:
 SECTIONS: tuple[HelpSection, ...] = (
     HelpSection(
         title="Run screen (F2)",
-        summary="The graph, the live timeline and the detail of what you select; Tab moves between them.",
+        summary="The graph, an agent run's transcript, the live timeline and the detail of what you "
+        "select; Tab moves between them.",
         owners=(RunScreen, RunView, DagView, Timeline, CallLine),
+    ),
+    HelpSection(
+        title="Task box",
+        summary="The agent's task, or a follow-up once a run has ended. Enter starts the run; Ctrl+J or a "
+        "backslash before Enter starts a new line.",
+        owners=(PromptBox,),
+    ),
+    HelpSection(
+        title="Runs (l on the Run screen)",
+        summary="This folder's recorded runs; Enter opens one read-only, as a replay.",
+        owners=(RunsModal,),
     ),
     HelpSection(
         title="MCP servers (F3)",

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
-from textual import getters, on
+from textual import events, getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -117,6 +117,7 @@ class RunView(Guarded, Vertical):
         self.full = False
         self._shown: tuple[Entry, int] | None = None
         self.graph_width = GRAPH_WIDTH
+        self.sized = False
 
     def compose(self) -> ComposeResult:
         yield RunStatus(id="status")
@@ -222,6 +223,13 @@ class RunView(Guarded, Vertical):
     def action_graph_only(self) -> None:
         """Give the graph the whole width, or share it again."""
         self.toggle_class("-graph-only")
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Until the person sizes it, the graph takes at most a third of a narrow screen."""
+        if not self.sized:
+            width = event.size.width
+            self.graph_width = GRAPH_WIDTH if width >= 120 else max(MIN_GRAPH_WIDTH, width // 3)
+            self.dag.styles.width = self.graph_width
 
     def action_graph_width(self, step: int) -> None:
         """Make the graph pane narrower or wider."""

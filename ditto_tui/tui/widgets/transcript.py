@@ -7,6 +7,7 @@ Markdown renderer lays it out with hyperlinks off, so a link shows its address a
 nothing becomes a hyperlink (no OSC 8), a Textual action or markup; raw HTML is dropped. A long message
 is laid out in segments so that each streamed piece redraws only the last one.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -235,8 +236,11 @@ class OutcomePanel(_Block):
         border: round $success;
         padding: 0 1;
         &.-failed { border: round $error; }
-        #counts { height: auto; }
-        #counts Button { min-width: 0; height: 1; border: none; margin: 0 1 0 0; padding: 0 1; }
+        #counts {
+            layout: grid; grid-size: 5; grid-columns: auto; grid-rows: 1; grid-gutter: 0 1; height: auto;
+        }
+        &.-narrow #counts { grid-size: 2; }
+        #counts Button { min-width: 0; height: 1; border: none; margin: 0; padding: 0 1; }
     }
     """
 
@@ -265,6 +269,10 @@ class OutcomePanel(_Block):
             for kind in OUTCOME_KINDS:
                 label = f"{_OUTCOME_GLYPHS[kind]} {counts[kind]} {kind}"
                 yield Button(label, id=f"count-{kind.replace(' ', '-')}", disabled=not counts[kind])
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Counts on two columns when a row of five does not fit."""
+        self.set_class(event.size.width < 72, "-narrow")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
