@@ -183,3 +183,13 @@ async def test_an_approval_request_carries_the_model_message_that_proposed_it(wo
         "write_text": "Writing the note, then the demo note.",
         "demo:write_note": "Writing the note, then the demo note.",
     }
+
+
+async def test_headless_prints_the_model_text_as_it_streams(workspace: Path) -> None:
+    config = load_runtime_config_file(workspace / "ditto.yaml", {})
+    events = await run("react_agent.py", config, workspace, "deny")
+    deltas = [e for e in events if e["kind"] == "custom" and e["name"] == "message_delta"]
+    first = [e["data"]["text"] for e in deltas if "text" in e["data"]][:8]
+    assert "".join(first).startswith("Let me look around the workspace first.")
+    finished = next(e for e in events if e["kind"] == "node_finished" and e["node_type"] == "INFER.SAMPLE")
+    assert events.index(deltas[0]) < events.index(finished), "pieces come before the whole message"
