@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import itertools
 import logging
 import os
+import random
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -90,6 +92,8 @@ class Runtime:
         self._subscribers: list[Subscriber] = []
         self._seq = itertools.count(1)
         self._ids = itertools.count(1)
+        # Invoke run ids need only be unique, not secret; a seeded generator costs a fraction of uuid4.
+        self._run_ids = random.Random()
         self._inflight = 0
         self._signals: dict[str, CancelSignal] = {}
         self._idle: asyncio.Event | None = None
@@ -172,7 +176,7 @@ class Runtime:
     ) -> Any:
         """Call one node type and return its output directly; ``timeout`` bounds the wait in seconds."""
         route = self._route(node_type)
-        run_id = f"invoke-{uuid.uuid4().hex[:12]}"
+        run_id = f"invoke-{self._run_ids.getrandbits(48):012x}"
         return await self._call(
             route, node_type, input, run_id=run_id, node_id=None, parent=signal, timeout=timeout
         )
@@ -276,42 +280,52 @@ class Runtime:
     ) -> Any:
         """``context.invoke``: from inside a handler a call is nested and takes no concurrency slot;
         from a context made for application code (``entry``) it is an entry call like ``invoke``."""
+        # A partial, not a closure: every call builds a context, and a partial costs less to make.
+        return functools.partial(self._invoke_nested, run_id, parent, caller, iteration, entry)
 
-        async def invoke(
-            node_type: str, input: Any, *, timeout: float | None = None, node_id: str | None = None
-        ) -> Any:
-            route = self._route(node_type)
-            if node_id is None:
-                return await self._call(
-                    route,
-                    node_type,
-                    input,
-                    run_id=run_id,
-                    node_id=None,
-                    parent=parent,
-                    timeout=timeout,
-                    entry=entry,
-                )
-            traced_id = node_id if caller is None else f"{caller}/{node_id}"
-            node = GraphNode(traced_id, node_type, (), _given_input)
-            return await self._traced(
-                node,
+    async def _invoke_nested(
+        self,
+        run_id: str,
+        parent: CancelSignal,
+        caller: str | None,
+        iteration: int | None,
+        entry: bool,
+        node_type: str,
+        input: Any,
+        *,
+        timeout: float | None = None,
+        node_id: str | None = None,
+    ) -> Any:
+        route = self._route(node_type)
+        if node_id is None:
+            return await self._call(
+                route,
+                node_type,
                 input,
-                {},
                 run_id=run_id,
-                iteration=iteration,
-                signal=parent,
+                node_id=None,
+                parent=parent,
                 timeout=timeout,
                 entry=entry,
             )
-
-        return invoke
+        traced_id = node_id if caller is None else f"{caller}/{node_id}"
+        node = GraphNode(traced_id, node_type, (), _given_input)
+        return await self._traced(
+            node,
+            input,
+            {},
+            run_id=run_id,
+            iteration=iteration,
+            signal=parent,
+            timeout=timeout,
+            entry=entry,
+        )
 
     def _emitter(self, run_id: str) -> Any:
-        def emit(kind: str, /, **fields: Any) -> ExecutionEvent | None:
-            return self._emit(kind, run_id, fields)
+        return functools.partial(self._emit_fields, run_id)
 
-        return emit
+    def _emit_fields(self, run_id: str, kind: str, /, **fields: Any) -> ExecutionEvent | None:
+        return self._emit(kind, run_id, fields)
 
     # -- graphs ---------------------------------------------------------------------------------------
 
