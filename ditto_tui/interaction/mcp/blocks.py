@@ -1,6 +1,6 @@
 """Tool-result content blocks as the server sent them, and the blocks of recent calls kept for the browser.
 
-Nothing here imports the SDK: the SDK adapter makes the blocks (``content.content_block``), the registry
+Nothing here imports the SDK: the SDK adapter makes the blocks (``content.content_blocks``), the registry
 keeps them, the browser shows images, offers audio and binary resources for saving, and follows links.
 """
 
@@ -82,10 +82,8 @@ class BlockShelf:
         self._weight = 0
 
     def keep(self, server: str, call_id: str, blocks: tuple[McpBlock, ...]) -> None:
-        """Keep ``blocks`` of one call when one of them is more than plain text; drop the oldest calls
-        while over either bound. A call over the byte bound on its own is not kept."""
-        if all(block.kind == "text" and block.annotations is None for block in blocks):
-            return
+        """Keep ``blocks`` of one call (the adapter hands over only blocks that are more than plain text);
+        drop the oldest calls while over either bound. A call over the byte bound on its own is not kept."""
         weight = _weight(blocks)
         if weight > self.limit:
             return

@@ -104,14 +104,12 @@ def content_block(block: ContentBlock) -> McpBlock:
             assert_never(block)
 
 
-def _annotation_notes(result: CallToolResult) -> list[dict[str, Any]]:
-    """The content annotations of ``result``, each with the index of the block it came with."""
-    notes: list[dict[str, Any]] = []
-    for index, block in enumerate(result.content):
-        found = _annotations(block.annotations)
-        if found:
-            notes.append({"block": index, **found})
-    return notes
+def content_blocks(result: CallToolResult) -> tuple[McpBlock, ...] | None:
+    """The blocks of ``result`` for the browser, or ``None`` when they are plain text without annotations
+    (the result's own text then shows everything, so nothing is built or kept)."""
+    if all(isinstance(block, TextContent) and block.annotations is None for block in result.content):
+        return None
+    return tuple(map(content_block, result.content))
 
 
 def _truncated(result: CallToolResult) -> bool:
@@ -137,11 +135,15 @@ def tool_result(result: CallToolResult) -> dict[str, Any]:
     """
     parts: list[MessagePart] = []
     references: list[Reference] = []
-    for block in result.content:
+    annotations: list[dict[str, Any]] = []
+    for index, block in enumerate(result.content):
         block_parts, reference = content_parts(block)
         parts.extend(block_parts)
         if reference is not None:
             references.append(reference)
+        found = _annotations(block.annotations)
+        if found:
+            annotations.append({"block": index, **found})
     fields: dict[str, Any] = {"content": parts}
     if result.structured_content is not None:
         fields["structuredContent"] = result.structured_content
@@ -150,7 +152,6 @@ def tool_result(result: CallToolResult) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
     if _truncated(result):
         metadata.update(truncated=True, maxTextChars=MAX_TEXT_CHARS)
-    annotations = _annotation_notes(result)
     if annotations:
         metadata["annotations"] = annotations
     if metadata:

@@ -431,7 +431,8 @@ class McpRegistry:
             found = await self.discover(request.server, sandbox, signal, context=context)
             return McpDiscovery(capabilities=tuple(found))
         result = await self.invoke(request.server, request.call, sandbox, signal, context=context)
-        return McpInvocation.model_construct(result=result)  # result is a validated ExternalResult
+        # An ExternalResult instance is taken as it is (not validated again), quicker than model_construct.
+        return McpInvocation(result=result)
 
     async def discover(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 import warnings
@@ -33,9 +34,9 @@ from mcp.types import (
 
 from ditto_tui.errors import McpError, ValidationError
 from ditto_tui.interaction.mcp.blocks import BLOCKS_KEY
-from ditto_tui.interaction.mcp.content import content_block, tool_result
+from ditto_tui.interaction.mcp.content import content_blocks, tool_result
 from ditto_tui.interaction.mcp.port import McpCallError, McpServerInfo, ProgressListener
-from ditto_tui.interaction.mcp.watch import CallWatch, bounded
+from ditto_tui.interaction.mcp.watch import CallWatch, Ticker, bounded
 from ditto_tui.interaction.results import validation_summary
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.signal import CancelSignal
@@ -186,6 +187,7 @@ class SessionClient:
         self.timeout = timeout
         self.total_timeout = total_timeout if total_timeout is not None else _total(timeout)
         self._closed = closed
+        self._ticker: Ticker | None = None
 
     async def list_tools(
         self, cursor: str | None = None, signal: CancelSignal | None = None
@@ -200,25 +202,26 @@ class SessionClient:
         signal: CancelSignal | None = None,
         progress: ProgressListener | None = None,
     ) -> Mapping[str, Any]:
-        """Call one tool; the result as McpToolResult fields (and its blocks under ``BLOCKS_KEY``).
+        """Call one tool; the result as McpToolResult fields (and, unless they are plain text, its blocks
+        under ``BLOCKS_KEY``).
 
         The request always carries a progress token. Each progress notification restarts the call's
         deadline (never past ``total_timeout``) and is passed to ``progress`` as (progress, total, message).
         """
-        watches: list[CallWatch] = []
+        # The watch is entered here, not through _run: a call is the hot path, so no extra frames.
+        watch = CallWatch(signal, self.timeout, self.total_timeout, self._watches())
         listener = progress
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            for watch in watches:
-                watch.restart()
+            watch.restart()
             if listener is not None:
                 listener(progress, total, message)
 
-        def operation() -> Awaitable[CallToolResult]:
-            return self.session.call_tool(name, dict(arguments), progress_callback=on_progress)
-
         try:
-            result = await self._run(operation, signal, watching=watches.append)
+            with watch:
+                result = await self.session.call_tool(name, dict(arguments), progress_callback=on_progress)
+        except TimeoutError:
+            raise _timeout_error(self.timeout) from None
         except MCPError as exc:
             raise self._mapped(exc) from None
         except _CLOSED_STREAM:
@@ -230,9 +233,13 @@ class SessionClient:
         if not isinstance(result, CallToolResult):
             raise _invalid_result("a result of an unexpected kind")
         try:
-            return {**tool_result(result), BLOCKS_KEY: tuple(map(content_block, result.content))}
+            fields = tool_result(result)
+            blocks = content_blocks(result)
         except pydantic.ValidationError:
             raise _invalid_result("content that cannot be represented") from None
+        if blocks is not None:
+            fields[BLOCKS_KEY] = blocks
+        return fields
 
     # -- what a server offers besides tools (the McpBrowser part of the port) ------------------------
 
@@ -413,15 +420,16 @@ class SessionClient:
             return _timeout_error(self.timeout)
         return _request_error(exc)
 
-    async def _run(
-        self,
-        operation: Callable[[], Awaitable[T]],
-        signal: CancelSignal | None,
-        watching: Callable[[CallWatch], None] | None = None,
-    ) -> T:
+    def _watches(self) -> Ticker:
+        """The one timer that watches every request of this session (made in the session's loop)."""
+        if self._ticker is None:
+            self._ticker = Ticker(asyncio.get_running_loop())
+        return self._ticker
+
+    async def _run(self, operation: Callable[[], Awaitable[T]], signal: CancelSignal | None) -> T:
         """Await ``operation()`` in this task until it ends, the deadline passes or ``signal`` fires."""
         try:
-            return await bounded(operation, signal, self.timeout, cap=self.total_timeout, watching=watching)
+            return await bounded(operation, signal, self.timeout, self._watches())
         except TimeoutError:
             raise _timeout_error(self.timeout) from None
 
