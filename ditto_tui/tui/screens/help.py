@@ -68,11 +68,13 @@ SECTIONS: tuple[HelpSection, ...] = (
         summary="The agent's task, or a follow-up once a run has ended. Enter starts the run; Ctrl+J or a "
         "backslash before Enter starts a new line.",
         owners=(PromptBox,),
+        within=RunScreen,
     ),
     HelpSection(
         title="Runs (l on the Run screen)",
         summary="This folder's recorded runs; Enter opens one read-only, as a replay.",
         owners=(RunsModal,),
+        within=RunScreen,
     ),
     HelpSection(
         title="MCP servers (F3)",
@@ -148,6 +150,12 @@ NOTES: Mapping[tuple[type[DOMNode], str], str] = {
     (RunScreen, "cancel_run"): "asks first",
     (RunScreen, "cancel_call"): "the selected one; the rest of the run goes on",
     (RunScreen, "grants"): "the tools approved always this session",
+    (RunScreen, "new_run"): "start again with a new task",
+    (RunScreen, "rerun"): "run again with the same input",
+    (RunScreen, "runs"): "the live run and the finished ones",
+    (RunScreen, "prompt"): "type a task, or a follow-up once the run ends",
+    (PromptBox, "history"): "a task given before",
+    (PromptBox, "leave"): "hide the task box, so keys reach the screen again (i brings it back)",
     (RunScreen, "toggle_raw"): "the detail as raw JSON or as the graph sees it",
     (RunScreen, "toggle_full"): "long values in the detail in full",
     (ReplayScreen, "toggle_raw"): "the detail as raw JSON or as the graph sees it",
