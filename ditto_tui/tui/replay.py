@@ -8,7 +8,6 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from ditto_tui.supervise import JournalRead
-from ditto_tui.tui.screens.help import HelpScreen
 from ditto_tui.tui.screens.replay import ReplayScreen
 
 
@@ -34,4 +33,6 @@ class ReplayApp(App[None]):
 
     def action_help(self) -> None:
         """Show the replay keys."""
+        from ditto_tui.tui.screens.help import HelpScreen  # it loads every screen: not at start-up
+
         self.push_screen(HelpScreen([ReplayScreen]))

@@ -272,7 +272,7 @@ class OutcomePanel(_Block):
 
     def on_resize(self, event: events.Resize) -> None:
         """Counts on two columns when a row of five does not fit."""
-        self.set_class(event.size.width < 72, "-narrow")
+        self.set_class(event.size.width < 80, "-narrow")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
