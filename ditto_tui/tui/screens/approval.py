@@ -7,17 +7,17 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from rich.text import Text
-from textual import getters, on
+from textual import events, getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.widgets import Input, Static
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Footer, Input, Static
 
 from ditto_tui.digest import arguments_digest
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
 from ditto_tui.tui import clock
 from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
-from ditto_tui.tui.text import untrusted_json
+from ditto_tui.tui.text import render_untrusted, untrusted_json
 from ditto_tui.tui.widgets.diff import FileWrite, file_write, mcp_file_write, write_diff
 from ditto_tui.tui.widgets.hints import hint_line, risk_of
 from ditto_tui.tui.widgets.inline import one_line
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from ditto_tui.tui.widgets.schema_form import SchemaForm
 
 Mode = Literal["review", "deny", "edit", "edited"]
+
+OVERWRITE_HEADING = "Diff against the current"
+"""How :func:`write_diff` opens the diff of a file that exists: the call overwrites it."""
 
 
 class ApprovalBackend(Protocol):
@@ -62,7 +65,10 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
     call that writes a workspace file (an MCP one too), the diff.
 
     A call the server says (or the MCP default takes) to be destructive is marked so in a strong style;
-    every hint is labelled as the server's claim.
+    every hint is labelled as the server's claim. The model's message that proposed the call, when
+    there is one, stands above the facts as untrusted text, folded to a few lines (``m`` unfolds it). A
+    call that overwrites a file shows its diff before the arguments. Below 30 rows the facts scroll in
+    a few lines of their own, so the arguments keep at least half the screen.
 
     Dismisses with the decision, or with ``None`` when there is none: set aside for later, withdrawn,
     timed out or cancelled with its call. Keys work only after :data:`ARM_SECONDS`; Enter never approves.
@@ -70,6 +76,7 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
 
     CSS_PATH = [SHARED_CSS, "approval.tcss"]
     AUTO_FOCUS = "#body"
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     MODES = {
         "review": frozenset({"approve", "approve_always", "deny", "edit", "withdraw", "later"}),
         "deny": frozenset({"back"}),
@@ -83,14 +90,17 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         Binding("a", "approve_edited", "Approve edited"),
         Binding("s", "approve_always", "Approve always"),
         Binding("d", "deny", "Deny…"),
-        Binding("e", "edit", "Edit arguments…"),
+        Binding("e", "edit", "Edit args…"),
         Binding("c", "withdraw", "Cancel call"),
         Binding("ctrl+s", "check_edit", "Check edit"),
         Binding("escape", "later", "Later"),
         Binding("escape", "back", "Back"),
+        Binding("m", "toggle_proposal", "Model's message", show=False),
     ]
 
     risk = getters.query_one("#risk", Static)
+    proposal_box = getters.query_one("#proposal", VerticalScroll)
+    proposal_view = getters.query_one("#proposal-text", Static)
     facts = getters.query_one("#facts", Static)
     queue = getters.query_one("#queue", Static)
     countdown = getters.query_one("#countdown", Static)
@@ -110,9 +120,12 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
 
     def compose_above(self) -> ComposeResult:
         yield Static(id="risk")
-        yield Static(id="facts")
+        with VerticalScroll(id="proposal"):
+            yield Static(id="proposal-text")
+        with VerticalScroll(id="about"):
+            yield Static(id="facts")
+            yield Static(id="queue")
         yield Static(id="countdown")
-        yield Static(id="queue")
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="arguments")
@@ -130,6 +143,7 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
             title.append_text(Text.assemble("  on MCP server ", one_line(request.server, style="bold")))
         self.heading.update(title)
         self._show_risk()
+        self._show_proposal()
         self.facts.update(self._facts())
         self._show_arguments(dict(request.arguments))
         self._show_queue(self.backend.pending())
@@ -179,19 +193,71 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
             Text.assemble(("Effects      ", "dim"), self._effects()),
         ]
         if self._from_server:
-            lines.append(Text.assemble(("Server hints ", "dim"), hint_line(request.annotations)))
-            lines.append(Text("             (claims of the server, not checked by ditto)", style="dim"))
-        lines += [
-            Text.assemble(("Asked by     ", "dim"), one_line(rule)),
+            lines.append(
+                Text.assemble(
+                    ("Server hints ", "dim"),
+                    hint_line(request.annotations),
+                    ("  (claims of the server, not checked by ditto)", "dim"),
+                )
+            )
+        lines.append(
             Text.assemble(
-                ("Node         ", "dim"),
+                ("Asked by     ", "dim"),
+                one_line(rule),
+                ("  node ", "dim"),
                 one_line(request.node_id or "(direct call)"),
-                ("   call ", "dim"),
+                ("  call ", "dim"),
                 one_line(request.call.id),
-            ),
-            Text.assemble(("Arguments    ", "dim"), f"sha256 {request.arguments_digest[:16]}…"),
-        ]
+                ("  arguments ", "dim"),
+                f"sha256 {request.arguments_digest[:16]}…",
+            )
+        )
         return Text("\n").join(lines)
+
+    # -- the model's message ----------------------------------------------------------------------------
+
+    def _show_proposal(self) -> None:
+        """The model's words before the call, plain text with hidden characters marked, folded."""
+        self.proposal_box.display = self.request.proposal is not None
+        if self.request.proposal is not None:
+            self._label_proposal()
+            self.call_after_refresh(self._label_proposal)
+
+    def _label_proposal(self) -> None:
+        proposal = self.request.proposal
+        if proposal is None or not self.is_mounted:
+            return
+        box = self.proposal_box
+        folded = not box.has_class("-open")
+        if folded and box.max_scroll_y > 0:
+            fold = " (m shows all of it)"
+        elif not folded:
+            fold = " (m folds it)"
+        else:
+            fold = ""
+        label = Text.assemble(("The model said", "bold"), (fold, "dim italic"), (": ", "bold"))
+        self.proposal_view.update(label + render_untrusted(proposal.strip()))
+
+    def action_toggle_proposal(self) -> None:
+        """Show the whole message of the model that proposed the call, or fold it again."""
+        self.proposal_box.toggle_class("-open")
+        self.set_class(self.proposal_box.has_class("-open"), "-proposal-open")
+        self.proposal_box.scroll_home(animate=False)
+        self.call_after_refresh(self._label_proposal)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Whether the message needs unfolding depends on the width it wraps at; below 100 columns the
+        footer is compact, so every key of the view fits on it."""
+        self.query_one(Footer).compact = event.size.width < 100
+        self.call_after_refresh(self._label_proposal)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``m`` exists only for a call with a model's message."""
+        if action == "toggle_proposal":
+            return self.request.proposal is not None
+        return super().check_action(action, parameters)
+
+    # -- arguments and diff -----------------------------------------------------------------------------
 
     def _show_arguments(self, arguments: dict[str, Any]) -> None:
         if self.edited is None:
@@ -203,8 +269,20 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         self.arguments_view.update(Text.assemble((label + "\n", "bold underline"), untrusted_json(arguments)))
         write = self._file_write(arguments)
         self.diff_view.display = write is not None
-        if write is not None:
-            self.diff_view.update(write_diff(write, self.backend.read_text))
+        diff = None if write is None else write_diff(write, self.backend.read_text)
+        if diff is not None:
+            self.diff_view.update(diff)
+        self._put_diff_first(diff is not None and diff.plain.startswith(OVERWRITE_HEADING))
+
+    def _put_diff_first(self, first: bool) -> None:
+        """An overwrite is read as its diff first; a new file as its arguments (they hold it all)."""
+        if first == self.diff_view.has_class("-first"):
+            return
+        self.diff_view.set_class(first, "-first")
+        if first:
+            self.body.move_child(self.diff_view, before=self.arguments_view)
+        else:
+            self.body.move_child(self.diff_view, after=self.arguments_view)
 
     def _file_write(self, arguments: Mapping[str, Any]) -> FileWrite | None:
         """The file ``arguments`` write: a local tool's ``path``, or where an MCP call most likely writes."""
@@ -254,7 +332,7 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         self.reason.display = mode == "deny"
         self.editor_box.display = mode == "edit"
         hints = {
-            "review": "Read the arguments (scroll with the arrow keys), then decide with a key below.",
+            "review": "Read the arguments (arrow keys scroll), then decide with a key below.",
             "deny": "Type the reason, Enter denies. Escape goes back.",
             "edit": "Edit, then ctrl+s checks them with the tool's own validation. Escape goes back.",
             "edited": "The edited arguments passed the tool's checks: a approves them as shown.",
