@@ -182,6 +182,7 @@ async def test_the_runs_list_opens_a_finished_run_read_only_and_escape_comes_bac
         assert isinstance(replay, ReplayScreen) and replay.journal.run_id == app.bridge.runs[0]
         await pilot.pause()
         assert replay.view.transcript.transcript.outcome()["approved"] == 1
+        await keys_armed(pilot)  # the runs list just closed (U-09)
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is run_screen(app))
 
