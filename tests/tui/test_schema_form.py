@@ -7,17 +7,25 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Input, Select, Switch, TextArea
+from textual.content import Content
+from textual.widgets import Button, Input, Select, Switch, TextArea
 
 from ditto_tui.tui.widgets.schema_form import (
+    LONG_MAX_LENGTH,
+    LONG_TEXT,
+    MAX_DESCRIPTION,
     MAX_FIELDS,
+    MAX_NESTING,
+    MISSING,
     FieldKind,
     SchemaForm,
     compile_validator,
     plan_fields,
     schema_errors,
+    uses_text_area,
 )
 
 SCHEMA: dict[str, Any] = {
@@ -254,3 +262,243 @@ async def test_a_tool_without_arguments_is_an_empty_form() -> None:
         form = app.query_one(SchemaForm)
         assert not form.json_mode
         assert form.result().arguments == {}
+
+
+# --- strings as text, descriptions, lists of objects ------------------------------------------------------
+
+TEXT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "title": "File path", "description": "Where [bold]to[/] write\x1b[31m."},
+        "content": {"type": "string", "description": "The whole new file."},
+        "note": {"type": "string"},
+    },
+    "required": ["path", "content"],
+}
+
+ITEMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "edits": {
+            "type": "array",
+            "description": "Replacements, applied in order.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "old": {"type": "string"},
+                    "count": {"type": "integer", "default": 1},
+                },
+                "required": ["old"],
+            },
+        }
+    },
+    "required": ["edits"],
+}
+
+HARD_TEXT = 'line "one" \\ back\n\tindented\t"q"\n\n  trailing  \n'
+
+
+@pytest.mark.parametrize(
+    ("name", "schema", "value", "expected"),
+    [
+        ("path", {"type": "string"}, "short", False),
+        ("path", {"type": "string"}, MISSING, False),
+        ("path", {"type": "string"}, "a\nb", True),
+        ("path", {"type": "string"}, "a\tb", True),
+        ("path", {"type": "string"}, "x" * (LONG_TEXT + 1), True),
+        ("path", {"type": "string"}, "x" * LONG_TEXT, False),
+        ("content", {"type": "string"}, MISSING, True),
+        ("file_text", {"type": "string"}, "", True),
+        ("commitMessage", {"type": "string"}, "", True),
+        ("context", {"type": "string"}, "", False),
+        ("content", {"type": "string", "maxLength": LONG_MAX_LENGTH}, "", False),
+        ("content", {"type": "string", "format": "uri"}, "", False),
+        ("summary", {"type": "string", "maxLength": LONG_MAX_LENGTH + 1}, "", True),
+        ("summary", {"type": "string", "contentMediaType": "text/markdown"}, "", True),
+        ("url", {"type": "string", "format": "uri"}, "a\nb", True),
+    ],
+)
+def test_the_rule_for_a_text_area(name: str, schema: dict[str, Any], value: object, expected: bool) -> None:
+    assert uses_text_area(name, schema, value) is expected
+
+
+def test_multi_line_strings_are_string_fields_and_other_hidden_characters_are_json() -> None:
+    fields = plan_fields(TEXT_SCHEMA, {"path": "a\tb", "content": HARD_TEXT, "note": "cr\r\n"})
+    assert fields is not None
+    assert [spec.kind for spec in fields] == [FieldKind.STRING, FieldKind.STRING, FieldKind.JSON]
+
+
+def test_a_list_of_objects_gets_item_fields_unless_an_item_does_not_fit_them() -> None:
+    fields = plan_fields(ITEMS_SCHEMA, {"edits": [{"old": "a"}, {"old": "b", "count": 2}]})
+    assert fields is not None and fields[0].kind is FieldKind.OBJECT_LIST
+    assert [(child.name, child.kind) for child in fields[0].children] == [
+        ("old", FieldKind.STRING),
+        ("count", FieldKind.INTEGER),
+    ]
+    for misfit in ([{"old": "a", "other": 1}], [{"old": "a", "count": "two"}], ["a"], {"old": "a"}):
+        fields = plan_fields(ITEMS_SCHEMA, {"edits": misfit})
+        assert fields is not None and fields[0].kind is FieldKind.JSON, misfit
+
+
+def test_every_item_counts_towards_the_field_limit() -> None:
+    assert plan_fields(ITEMS_SCHEMA, {"edits": [{"old": "a"}] * (MAX_FIELDS // 3)}) is not None
+    assert plan_fields(ITEMS_SCHEMA, {"edits": [{"old": "a"}] * (MAX_FIELDS // 2)}) is None
+
+
+def test_recursive_or_deep_item_schemas_do_not_become_item_fields() -> None:
+    recursive: dict[str, Any] = {
+        "type": "object",
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+            }
+        },
+        "properties": {"nodes": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+    }
+    fields = plan_fields(recursive)
+    assert fields is not None and fields[0].kind is FieldKind.JSON
+    nested: dict[str, Any] = {"type": "string"}
+    for _ in range(MAX_NESTING):
+        nested = {"type": "array", "items": {"type": "object", "properties": {"inner": nested}}}
+    fields = plan_fields({"type": "object", "properties": {"top": nested}})
+    assert fields is not None
+    depth, spec = 1, fields[0]
+    while spec.kind is FieldKind.OBJECT_LIST:
+        depth, spec = depth + 1, spec.children[0]
+    assert spec.kind is FieldKind.JSON and depth <= MAX_NESTING
+
+
+async def test_strings_round_trip_exactly_and_are_shown_as_text_not_json() -> None:
+    value = {"path": 'a "quoted" \\ path', "content": HARD_TEXT}
+    app = FormApp(TEXT_SCHEMA, value=value)
+    async with app.run_test(size=(100, 40)):
+        form = app.query_one(SchemaForm)
+        assert form.query_one(Input).value == 'a "quoted" \\ path'
+        assert form.query_one(TextArea).text == HARD_TEXT
+        assert form.result().arguments == value
+
+
+async def test_typing_lines_into_a_text_area_and_tab_to_the_next_field() -> None:
+    app = FormApp(TEXT_SCHEMA, submit_on_enter=True)
+    async with app.run_test(size=(100, 40)) as pilot:
+        form = app.query_one(SchemaForm)
+        path, note = form.query(Input)
+        path.focus()
+        await pilot.press(*'say "hi"', "tab", *"first", "enter", *"  second", "enter")
+        await pilot.press("tab")
+        assert app.focused is note
+        await pilot.press(*"n", "enter")
+        await pilot.pause()
+    assert app.submitted == [{"path": 'say "hi"', "content": "first\n  second\n", "note": "n"}]
+
+
+async def test_empty_strings_stay_and_optional_ones_left_empty_are_left_out() -> None:
+    app = FormApp(TEXT_SCHEMA, value={"path": "", "content": "", "note": ""})
+    async with app.run_test(size=(100, 40)):
+        form = app.query_one(SchemaForm)
+        assert form.result().arguments == {"path": "", "content": "", "note": ""}
+    app = FormApp(TEXT_SCHEMA, value={"path": "p", "content": "c", "note": "n"})
+    async with app.run_test(size=(100, 40)):
+        form = app.query_one(SchemaForm)
+        for editor in form.query(Input):
+            editor.value = ""
+        form.query_one(TextArea).text = ""
+        assert form.result().arguments == {"path": "", "content": ""}
+    app = FormApp(TEXT_SCHEMA)
+    async with app.run_test(size=(100, 40)):
+        assert app.query_one(SchemaForm).result().arguments == {"path": "", "content": ""}
+
+
+async def test_pasting_lines_into_a_one_line_input_turns_it_into_a_text_area() -> None:
+    app = FormApp(TEXT_SCHEMA, value={"path": "ab", "content": "c"})
+    async with app.run_test(size=(100, 40)) as pilot:
+        form = app.query_one(SchemaForm)
+        line = form.query(Input).first()
+        line.focus()
+        line.cursor_position = 1
+        line.post_message(events.Paste("1\r\n2\t3\n"))
+        await pilot.pause()
+        await pilot.pause()
+        areas = form.query(TextArea)
+        assert len(areas) == 2 and areas.first().has_focus
+        assert areas.first().text == "a1\n2\t3\nb"
+        assert "multi-line string" in str(form.query(".field-label").first().render())
+        assert form.result().arguments == {"path": "a1\n2\t3\nb", "content": "c"}
+
+
+async def test_title_and_description_are_shown_as_plain_text() -> None:
+    app = FormApp(TEXT_SCHEMA)
+    async with app.run_test(size=(100, 40)):
+        form = app.query_one(SchemaForm)
+        label = form.query(".field-label").first().render()
+        description = form.query(".field-description").first().render()
+        assert isinstance(label, Content) and isinstance(description, Content)
+        assert label.plain.startswith("path  File path *")
+        assert description.plain == "Where [bold]to[/] write⟨ESC⟩[31m."
+        shown = [node.render() for node in form.query(".field-description")]
+        assert any(isinstance(text, Content) and text.plain == "The whole new file." for text in shown)
+
+
+async def test_a_huge_description_is_cut() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "description": "d" * 50_000}}}
+    app = FormApp(schema)
+    async with app.run_test(size=(100, 40)):
+        shown = app.query_one(".field-description").render()
+        assert isinstance(shown, Content)
+        assert shown.plain.endswith(f"… ({50_000 - MAX_DESCRIPTION} more characters)")
+
+
+async def test_items_are_added_and_removed_by_mouse_and_keyboard() -> None:
+    """Items show the schema's defaults, as every field does; removing one renumbers the rest."""
+    value = {"edits": [{"old": "a"}, {"old": "b", "count": 2}, {"old": "c", "count": 3}]}
+    app = FormApp(ITEMS_SCHEMA, value=value)
+    async with app.run_test(size=(100, 60)) as pilot:
+        form = app.query_one(SchemaForm)
+        assert form.result().arguments == {
+            "edits": [{"old": "a", "count": 1}, {"old": "b", "count": 2}, {"old": "c", "count": 3}]
+        }
+        await pilot.click(form.query(".remove-item").first())
+        await pilot.pause()
+        assert form.result().arguments == {"edits": [{"old": "b", "count": 2}, {"old": "c", "count": 3}]}
+        headings = [node.render() for node in form.query(".item-heading")]
+        assert [str(heading) for heading in headings] == ["item 1", "item 2"]
+        assert app.focused is form.query(".remove-item").first()
+        count = form.query(".field-item").last().query(Input).last()
+        count.value = "x"
+        assert form.result().errors == ("edits[1].count: 'x' is not a valid integer",)
+        count.value = "3"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert form.result().arguments == {"edits": [{"old": "c", "count": 3}]}
+        add = form.query_one(".add-item", Button)
+        add.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"new", "tab", "backspace", "5")
+        await pilot.click(add)
+        await pilot.pause()
+        assert form.result().arguments == {
+            "edits": [{"old": "c", "count": 3}, {"old": "new", "count": 5}, {"old": "", "count": 1}]
+        }
+
+
+async def test_removing_every_item_of_a_required_list_sends_an_empty_list() -> None:
+    app = FormApp(ITEMS_SCHEMA, value={"edits": [{"old": "a"}]})
+    async with app.run_test(size=(100, 40)) as pilot:
+        form = app.query_one(SchemaForm)
+        await pilot.click(form.query_one(".remove-item"))
+        await pilot.pause()
+        assert app.focused is form.query_one(".add-item")
+        assert form.result().arguments == {"edits": []}
+
+
+def test_snapshot_of_text_fields_descriptions_and_items(snap_compare: Any) -> None:
+    schema = {
+        "type": "object",
+        "properties": {**TEXT_SCHEMA["properties"], **ITEMS_SCHEMA["properties"]},
+        "required": ["path", "content"],
+    }
+    value = {"path": "notes/a.md", "content": '# Title\n\n\tsome "text"\n', "edits": [{"old": "x"}]}
+    assert snap_compare(FormApp(schema, value=value), terminal_size=(80, 40))

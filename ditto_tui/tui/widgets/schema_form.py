@@ -1,22 +1,46 @@
-"""A form generated from a JSON Schema, with a JSON editor for whatever a form cannot show faithfully."""
+"""A form generated from a JSON Schema, with a JSON editor for whatever a form cannot show faithfully.
+
+Each property gets an editor for its kind (:func:`field_kind`): a switch, a choice, a one-line input for a
+number, one line per item for a list of scalars, a bordered group for a nested object, one group per item
+(with *Add item* and *Remove item* buttons) for a list of objects, and JSON for anything else. Each label
+shows the property's name, its ``title`` and kind, and under it the ``description``, all as plain text with
+hidden characters made visible (they come from whoever wrote the schema).
+
+Strings are edited as text, never as a JSON literal: what is typed is the value, quotes and backslashes
+included. :func:`uses_text_area` picks the editor of a string:
+
+- a multi-line text area when the value holds a newline or a tab, or is longer than :data:`LONG_TEXT`
+  characters;
+- otherwise a one-line input when the schema names a ``format`` (dates, addresses, URIs are short) or a
+  ``maxLength`` of at most :data:`LONG_MAX_LENGTH`;
+- otherwise a text area when the schema has a larger ``maxLength`` or a ``contentMediaType``, or the
+  property's last word is one of :data:`TEXT_WORDS` (``content``, ``file_text``, ``commitMessage``);
+- otherwise a one-line input. Pasting text with a newline into a one-line input turns it into a text area,
+  so nothing after the first line is lost.
+
+A string holding any other hidden character (a bidi control, a zero-width space, ``\\r``) is edited as
+escaped JSON, so the approver sees it. Values round-trip exactly. An optional field left empty is left out
+of the arguments, except when the arguments already held that empty value (``""``, ``[]``), which stays.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Input, Label, Select, Static, Switch, TextArea
+from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
 
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.schema import MAX_VALIDATED_DEPTH, compile_validator, nesting_depth, schema_errors
@@ -33,13 +57,17 @@ __all__ = [
     "FieldKind",
     "FieldSpec",
     "FormResult",
+    "LONG_MAX_LENGTH",
+    "LONG_TEXT",
     "SchemaForm",
+    "TEXT_WORDS",
     "compile_validator",
     "field_kind",
     "json_only_reason",
     "nesting_depth",
     "plan_fields",
     "schema_errors",
+    "uses_text_area",
 ]
 
 MAX_FIELDS = 60
@@ -55,6 +83,20 @@ MAX_DEPTH = 8
 """The deepest structure the form takes on (ADVERSARIAL U-10): a value nesting more levels of objects
 and arrays than this, or a schema nesting more levels of subschemas (each level is two steps of its
 JSON, ``properties`` then the member), opens in the JSON editor with a note saying why."""
+
+LONG_TEXT = 60
+"""A string value longer than this is edited in a multi-line text area."""
+
+LONG_MAX_LENGTH = 200
+"""A string whose schema allows more characters than this is edited in a multi-line text area."""
+
+TEXT_WORDS = frozenset(
+    {"body", "code", "content", "diff", "message", "patch", "prompt", "script", "source", "text"}
+)
+"""The last words of property names that usually hold long text, edited in a multi-line text area."""
+
+MAX_DESCRIPTION = 1000
+"""The most characters of a description shown under a label; the rest is counted, not shown."""
 
 ArgumentsValidator = Callable[[Mapping[str, Any]], None]
 """A tool's own ``validate(args)``: raises to refuse the arguments."""
@@ -73,6 +115,7 @@ class FieldKind(StrEnum):
     ENUM = "enum"
     LIST = "list"
     OBJECT = "object"
+    OBJECT_LIST = "object-list"
     JSON = "json"
 
 
@@ -136,6 +179,8 @@ def field_kind(schema: object) -> FieldKind:
     kind = schema.get("type")
     if kind == "array":
         items = schema.get("items")
+        if field_kind(items) is FieldKind.OBJECT:
+            return FieldKind.OBJECT_LIST
         if isinstance(items, Mapping) and not any(key in items for key in ("enum", "const", *_COMBINATORS)):
             return FieldKind.LIST if _scalar_kind(items) is not None else FieldKind.JSON
         return FieldKind.JSON
@@ -164,7 +209,8 @@ def plan_fields(
     """The fields of an object schema for ``value``, or ``None`` when only a JSON editor is faithful.
 
     JSON is chosen for a root that is not an object with properties (an object with no properties and
-    no ``additionalProperties`` is an empty form), for more than :data:`MAX_FIELDS` fields, for a
+    no ``additionalProperties`` is an empty form), for more than :data:`MAX_FIELDS` fields (counting
+    the fields of every item of ``value``'s lists of objects, and of at least one), for a
     ``value`` holding keys the schema does not name, so that nothing is dropped, and for a schema or
     value deeper than :data:`MAX_DEPTH` (see :func:`json_only_reason`).
     """
@@ -178,9 +224,14 @@ def plan_fields(
     if value is not None and not set(value) <= set(properties):
         return None
     fields = _object_fields(schema, value or {}, depth=1)
-    if fields is None or sum(1 for _ in _walk(fields)) > MAX_FIELDS:
+    if fields is None or _size(fields, value or {}) > MAX_FIELDS:
         return None
     return fields
+
+
+def _initial(name: str, schema: Mapping[str, Any], value: Mapping[str, Any]) -> object:
+    """The value a field starts with: the arguments', else the schema's default, else ``MISSING``."""
+    return value.get(name, schema.get("default", MISSING))
 
 
 def _object_fields(
@@ -194,11 +245,13 @@ def _object_fields(
         if not isinstance(name, str):
             return None
         member_schema: Mapping[str, Any] = member if isinstance(member, Mapping) else {}
-        initial = value.get(name, member_schema.get("default", MISSING))
+        initial = _initial(name, member_schema, value)
         kind = field_kind(member)
         children: tuple[FieldSpec, ...] | None = ()
         if kind is FieldKind.OBJECT:
             children = _nested_fields(member_schema, initial, depth)
+        elif kind is FieldKind.OBJECT_LIST:
+            children = _item_fields(member_schema["items"], initial, depth)
         if children is None or not _fits(kind, member_schema, initial):
             kind, children = FieldKind.JSON, ()
         fields.append(
@@ -224,16 +277,38 @@ def _nested_fields(schema: Mapping[str, Any], initial: object, depth: int) -> tu
     return _object_fields(schema, initial, depth + 1)
 
 
-def _walk(fields: Sequence[FieldSpec]) -> Iterator[FieldSpec]:
+def _item_fields(schema: Mapping[str, Any], initial: object, depth: int) -> tuple[FieldSpec, ...] | None:
+    """The fields of each item of a list of objects, or ``None`` when an item of ``initial`` needs others."""
+    fields = _nested_fields(schema, MISSING, depth)
+    if fields is None or initial is MISSING:
+        return fields
+    if not isinstance(initial, list) or any(
+        _nested_fields(schema, item, depth) != fields for item in initial
+    ):
+        return None
+    return fields
+
+
+def _size(fields: Sequence[FieldSpec], value: Mapping[str, Any]) -> int:
+    """How many fields the form shows for ``value``: nested ones included, a list's once per item."""
+    total = 0
     for spec in fields:
-        yield spec
-        yield from _walk(spec.children)
+        initial = _initial(spec.name, spec.schema, value)
+        total += 1
+        if spec.kind is FieldKind.OBJECT:
+            total += _size(spec.children, initial if isinstance(initial, Mapping) else {})
+        elif spec.kind is FieldKind.OBJECT_LIST:
+            items = initial if isinstance(initial, list) and initial else [{}]
+            total += sum(_size(spec.children, item) for item in items)
+    return total
 
 
 def _fits(kind: FieldKind, schema: object, initial: object) -> bool:
     """Whether ``initial`` can be shown by the editor of ``kind`` without changing or hiding it."""
-    if initial is MISSING or kind in (FieldKind.JSON, FieldKind.OBJECT):
+    if initial is MISSING or kind in (FieldKind.JSON, FieldKind.OBJECT, FieldKind.OBJECT_LIST):
         return True
+    if kind is FieldKind.STRING:
+        return isinstance(initial, str) and _is_editable_text(initial)
     if kind is FieldKind.ENUM:
         assert isinstance(schema, Mapping)
         values = _enum_values(schema) or []
@@ -259,19 +334,45 @@ def _fits_scalar(kind: FieldKind | None, value: object) -> bool:
     return False
 
 
+def _is_editable_text(text: str) -> bool:
+    """Whether ``text`` can be edited as it is: its only hidden characters are newlines and tabs."""
+    return is_plain_line(text.replace("\n", "").replace("\t", ""))
+
+
 def _same_json(left: object, right: object) -> bool:
     """Equality as JSON sees it: ``True`` is not ``1``."""
     return type(left) is type(right) and left == right
 
 
-# --- validation ----------------------------------------------------------------------------------------
+def uses_text_area(name: str, schema: Mapping[str, Any], value: object) -> bool:
+    """Whether the string property ``name`` holding ``value`` is edited in a multi-line text area.
+
+    The rule is the module's: the value first, then the schema's hints, then the property's name.
+    """
+    if isinstance(value, str) and ("\n" in value or "\t" in value or len(value) > LONG_TEXT):
+        return True
+    max_length = schema.get("maxLength")
+    if not isinstance(max_length, int) or isinstance(max_length, bool):
+        max_length = None
+    if "format" in schema or (max_length is not None and max_length <= LONG_MAX_LENGTH):
+        return False
+    return max_length is not None or "contentMediaType" in schema or _last_word(name) in TEXT_WORDS
+
+
+def _last_word(name: str) -> str:
+    """The last word of a property name in snake, kebab or camel case, lower-cased."""
+    words = re.split(r"[^0-9A-Za-z]+|(?<=[0-9a-z])(?=[A-Z])", name)
+    return next((word.lower() for word in reversed(words) if word), "")
 
 
 # --- widgets -------------------------------------------------------------------------------------------
 
 
 class _Field(Vertical):
-    """One labelled field with its editor; the base edits any value as JSON, subclasses do better."""
+    """One labelled field with its editor; the base edits any value as JSON, subclasses do better.
+
+    ``given`` says whether ``initial`` came from the arguments rather than from the schema's default.
+    """
 
     DEFAULT_CSS = """
     _Field { height: auto; margin: 0 0 1 0; }
@@ -281,22 +382,35 @@ class _Field(Vertical):
 
     hint: ClassVar[str] = ""
 
-    def __init__(self, spec: FieldSpec, initial: object, path: str) -> None:
+    def __init__(self, spec: FieldSpec, initial: object, path: str, *, given: bool = False) -> None:
         super().__init__(classes=f"field field-{spec.kind}")
         self.spec = spec
         self.initial = initial
         self.path = path
+        self.given = given
 
     def compose(self) -> ComposeResult:
-        label = render_untrusted(self.spec.name, newlines="visible")
-        if self.spec.required:
-            label.append(" *", style="bold")
-        label.append(f"  {self.hint or self.spec.kind.value}", style="dim")
-        yield Label(label, classes="field-label")
+        yield Label(self.label(), classes="field-label")
         description = self.spec.schema.get("description")
         if isinstance(description, str) and description:
-            yield Static(render_untrusted(description), classes="field-description")
+            yield Static(_description(description), classes="field-description")
         yield from self.editor()
+
+    def label(self) -> Text:
+        """The property's name, its title when it has one, a mark when required, and its kind."""
+        label = render_untrusted(self.spec.name, newlines="visible", style="bold")
+        title = self.spec.schema.get("title")
+        if isinstance(title, str) and title and title != self.spec.name:
+            label.append("  ")
+            label.append_text(render_untrusted(title, newlines="visible"))
+        if self.spec.required:
+            label.append(" *", style="bold")
+        label.append(f"  {self.kind_hint()}", style="dim")
+        return label
+
+    def kind_hint(self) -> str:
+        """What the editor takes, shown dimmed after the label."""
+        return self.hint or self.spec.kind.value
 
     def editor(self) -> ComposeResult:
         """The editing widgets: any value can be written as JSON; kinds with a better editor override this
@@ -315,12 +429,85 @@ class _Field(Vertical):
         """Whether nothing was entered."""
         return self.query_one(TextArea).text.strip() == ""
 
+    def keeps_empty(self, empty: object) -> bool:
+        """Whether ``empty`` is sent for a field left empty: it is required, or the arguments held it."""
+        return self.spec.required or (self.given and _same_json(self.initial, empty))
+
     def _empty(self, empty: object) -> object:
-        return empty if self.spec.required else MISSING
+        return empty if self.keeps_empty(empty) else MISSING
 
 
-class _TextField(_Field):
-    """A one-line string, number or integer."""
+def _description(description: str) -> Text:
+    """A schema's description as plain text, cut at :data:`MAX_DESCRIPTION` characters."""
+    text = render_untrusted(description[:MAX_DESCRIPTION])
+    if len(description) > MAX_DESCRIPTION:
+        text.append(f" … ({len(description) - MAX_DESCRIPTION} more characters)", style="italic")
+    return text
+
+
+class _LineInput(Input):
+    """A one-line input that hands a paste with a newline or a tab to its field instead of cutting it."""
+
+    class Pasted(Message):
+        """Text that one line cannot hold was pasted."""
+
+        def __init__(self, value: str) -> None:
+            super().__init__()
+            self.value = value
+
+    def _on_paste(self, event: events.Paste) -> None:
+        if "\n" in event.text or "\r" in event.text or "\t" in event.text:
+            event.prevent_default()
+            event.stop()
+            start, end = sorted(self.selection)
+            pasted = event.text.replace("\r\n", "\n").replace("\r", "\n")
+            self.post_message(self.Pasted(self.value[:start] + pasted + self.value[end:]))
+
+
+class _StringField(_Field):
+    """A string edited as text: a one-line input, or a multi-line text area (see :func:`uses_text_area`)."""
+
+    def __init__(self, spec: FieldSpec, initial: object, path: str, *, given: bool = False) -> None:
+        super().__init__(spec, initial, path, given=given)
+        self.multiline = uses_text_area(spec.name, spec.schema, initial)
+
+    def kind_hint(self) -> str:
+        return "multi-line string" if self.multiline else "string"
+
+    def editor(self) -> ComposeResult:
+        text = self.initial if isinstance(self.initial, str) else ""
+        yield self._text_area(text) if self.multiline else _LineInput(text, classes="field-input")
+
+    def _text_area(self, text: str) -> TextArea:
+        return TextArea(text, classes="field-input field-text", soft_wrap=True)
+
+    def text(self) -> str:
+        """What is typed."""
+        return self.query_one(TextArea).text if self.multiline else self.query_one(Input).value
+
+    def blank(self) -> bool:
+        return self.text() == ""
+
+    def read(self, errors: list[str]) -> object:
+        text = self.text()
+        return self._empty("") if text == "" else text
+
+    @on(_LineInput.Pasted)
+    async def _grow(self, event: _LineInput.Pasted) -> None:
+        """Turn the one-line input into a text area holding the pasted lines."""
+        event.stop()
+        line = self.query_one(_LineInput)
+        area = self._text_area(event.value)
+        await self.mount(area, after=line)
+        await line.remove()
+        self.multiline = True
+        self.query_one(".field-label", Label).update(self.label())
+        area.focus()
+        area.move_cursor(area.document.end)
+
+
+class _NumberField(_Field):
+    """A number or an integer on one line."""
 
     def editor(self) -> ComposeResult:
         initial = "" if self.initial is MISSING else str(self.initial)
@@ -331,8 +518,6 @@ class _TextField(_Field):
 
     def read(self, errors: list[str]) -> object:
         text = self.query_one(Input).value
-        if self.spec.kind is FieldKind.STRING:
-            return self._empty("") if text == "" else text
         if text.strip() == "":
             return MISSING
         try:
@@ -346,26 +531,19 @@ class _TextField(_Field):
                 number = math.nan
             if math.isfinite(number):
                 return number
-        return self._unparsed(text, errors)
-
-    def _unparsed(self, text: str, errors: list[str]) -> object:
         errors.append(f"{self.path}: {text!r} is not a valid {self.spec.kind.value}")
         return MISSING
 
 
-def _input_type(kind: FieldKind) -> Literal["integer", "number", "text"]:
-    if kind is FieldKind.INTEGER:
-        return "integer"
-    if kind is FieldKind.NUMBER:
-        return "number"
-    return "text"
+def _input_type(kind: FieldKind) -> Literal["integer", "number"]:
+    return "integer" if kind is FieldKind.INTEGER else "number"
 
 
 class _BooleanField(_Field):
     """A switch; an optional boolean is sent only once it has a value or the user touched it."""
 
-    def __init__(self, spec: FieldSpec, initial: object, path: str) -> None:
-        super().__init__(spec, initial, path)
+    def __init__(self, spec: FieldSpec, initial: object, path: str, *, given: bool = False) -> None:
+        super().__init__(spec, initial, path, given=given)
         self.touched = initial is not MISSING
 
     def editor(self) -> ComposeResult:
@@ -476,28 +654,113 @@ class _ObjectField(_Field):
         return all(child.blank() for child in self._children())
 
     def read(self, errors: list[str]) -> object:
-        if not self.spec.required and self.blank():
+        if self.blank() and not self.keeps_empty({}):
             return MISSING
         return _read_fields(self.query_one(".field-group", Vertical), errors)
 
 
+class _Item(Vertical):
+    """One item of a list of objects: a header with its number and a remove button, then its fields."""
+
+    def __init__(self, fields: Sequence[FieldSpec], value: Mapping[str, Any], owner: str, index: int) -> None:
+        super().__init__(classes="field-group field-item")
+        self.fields = fields
+        self.value = value
+        self.owner = owner
+        self.index = index
+
+    @property
+    def path(self) -> str:
+        """Where the item is in the arguments, the prefix of its fields' paths (``files[0]``)."""
+        return f"{self.owner}[{self.index}]"
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="item-header"):
+            yield Label(self._heading(), classes="item-heading")
+            yield Button("Remove item", classes="remove-item", compact=True)
+        yield from _field_widgets(self.fields, self.value, self.path)
+
+    def _heading(self) -> Text:
+        return Text(f"item {self.index + 1}", style="dim")
+
+    def renumber(self, index: int) -> None:
+        """Move the item to ``index`` after an item before it was removed."""
+        old = self.path
+        self.index = index
+        for field in self.query(_Field):
+            field.path = self.path + field.path[len(old) :]
+        self.query_one(".item-heading", Label).update(self._heading())
+
+    def focus_first(self) -> None:
+        """Focus the item's first editor (its remove button when it has no fields)."""
+        focusable = [widget for widget in self.query("*") if widget.focusable]
+        (focusable[1] if len(focusable) > 1 else focusable[0]).focus()
+
+
+class _ObjectListField(_Field):
+    """A list of objects: one bordered group per item, buttons to add an item (built from the item
+    schema's defaults) and to remove one."""
+
+    hint = "list of objects"
+
+    def editor(self) -> ComposeResult:
+        items = self.initial if isinstance(self.initial, list) else []
+        with Vertical(classes="field-items"):
+            for index, item in enumerate(items):
+                yield _Item(self.spec.children, item, self.path, index)
+        yield Button("Add item", classes="add-item", compact=True)
+
+    def _items(self) -> list[_Item]:
+        return list(self.query_one(".field-items", Vertical).query_children(_Item))
+
+    def blank(self) -> bool:
+        return not self._items()
+
+    def read(self, errors: list[str]) -> object:
+        items = self._items()
+        if not items:
+            return self._empty([])
+        return [_read_fields(item, errors) for item in items]
+
+    @on(Button.Pressed, ".add-item")
+    async def _add(self, event: Button.Pressed) -> None:
+        event.stop()
+        item = _Item(self.spec.children, {}, self.path, len(self._items()))
+        await self.query_one(".field-items", Vertical).mount(item)
+        item.focus_first()
+        item.scroll_visible()
+
+    @on(Button.Pressed, ".remove-item")
+    async def _remove(self, event: Button.Pressed) -> None:
+        event.stop()
+        item = next(node for node in event.button.ancestors if isinstance(node, _Item))
+        await item.remove()
+        items = self._items()
+        for index, rest in enumerate(items):
+            rest.renumber(index)
+        following = [rest for rest in items if rest.index >= item.index]
+        target = following[0].query_one(".remove-item") if following else self.query_one(".add-item")
+        target.focus()
+
+
 _EDITORS: dict[FieldKind, type[_Field]] = {
-    FieldKind.STRING: _TextField,
-    FieldKind.NUMBER: _TextField,
-    FieldKind.INTEGER: _TextField,
+    FieldKind.STRING: _StringField,
+    FieldKind.NUMBER: _NumberField,
+    FieldKind.INTEGER: _NumberField,
     FieldKind.BOOLEAN: _BooleanField,
     FieldKind.ENUM: _EnumField,
     FieldKind.LIST: _ListField,
     FieldKind.OBJECT: _ObjectField,
+    FieldKind.OBJECT_LIST: _ObjectListField,
     FieldKind.JSON: _JsonField,
 }
 
 
 def _field_widgets(fields: Sequence[FieldSpec], value: Mapping[str, Any], prefix: str) -> Iterator[_Field]:
     for spec in fields:
-        initial = value.get(spec.name, spec.schema.get("default", MISSING))
+        initial = _initial(spec.name, spec.schema, value)
         path = f"{prefix}.{spec.name}" if prefix else spec.name
-        yield _EDITORS[spec.kind](spec, initial, path)
+        yield _EDITORS[spec.kind](spec, initial, path, given=spec.name in value)
 
 
 def _read_fields(container: Widget, errors: list[str]) -> dict[str, Any]:
@@ -523,7 +786,13 @@ class SchemaForm(Guarded, Vertical, can_focus=False):
     DEFAULT_CSS = """
     SchemaForm { height: auto; }
     SchemaForm .field-group { height: auto; border: round $primary-darken-1; padding: 0 1; }
-    SchemaForm .field-list, SchemaForm .field-json { height: auto; min-height: 3; max-height: 12; }
+    SchemaForm .field-list, SchemaForm .field-json, SchemaForm .field-text {
+        height: auto; min-height: 3; max-height: 12;
+    }
+    SchemaForm .field-items { height: auto; }
+    SchemaForm .field-item { margin: 0 0 1 0; }
+    SchemaForm .item-header { height: 1; }
+    SchemaForm .item-heading { width: 1fr; }
     SchemaForm #schema-json { height: auto; min-height: 5; max-height: 24; }
     SchemaForm #schema-errors { color: $error; height: auto; }
     SchemaForm .schema-note { color: $text-muted; height: auto; }
