@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -16,10 +16,19 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ditto_tui.tui.run_state import GLYPHS, NodeView, RunModel, format_seconds, short_type
-from ditto_tui.tui.widgets.dag_layout import BOX_HEIGHT, BOX_WIDTH, LINES, Box, DagLayout, layout
+from ditto_tui.tui.widgets.dag_layout import BOX_HEIGHT, LINES, Box, DagLayout, layout
 from ditto_tui.tui.widgets.inline import fit, one_line
 
-_INNER = BOX_WIDTH - 2
+TIMING_WIDTH = 5
+"""Room kept on a box's second line for its time (``850ms``, ``12.4s``)."""
+
+
+def box_width(nodes: Iterable[NodeView]) -> int:
+    """The box width that shows every node's id after its glyph, and its short type beside a time."""
+    inner = max(
+        (max(len(node.id) + 2, len(short_type(node.type)) + 1 + TIMING_WIDTH) for node in nodes), default=0
+    )
+    return inner + 2
 
 
 class DagView(ScrollView, can_focus=True):
@@ -58,6 +67,13 @@ class DagView(ScrollView, can_focus=True):
             super().__init__()
             self.node_id = node_id
 
+    class CanvasResized(Message):
+        """The drawing's width changed: the pane may make room for it."""
+
+        def __init__(self, width: int) -> None:
+            super().__init__()
+            self.width = width
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.selected: str | None = None
@@ -74,7 +90,10 @@ class DagView(ScrollView, can_focus=True):
         self._model, self._now = model, now
         if model.layout_version != self._layout_version:
             self._layout_version = model.layout_version
-            self._layout = layout({node.id: node.deps for node in model.nodes.values()})
+            nodes = model.nodes.values()
+            self._layout = layout({node.id: node.deps for node in nodes}, box_width(nodes))
+            if self._layout.width != self.virtual_size.width:
+                self.post_message(self.CanvasResized(self._layout.width))
             self.virtual_size = Size(self._layout.width, self._layout.height)
         self._paint()
 
@@ -123,7 +142,7 @@ class DagView(ScrollView, can_focus=True):
         for start, row in pieces:
             segments.append(Segment(self._edges(y, x, start), edge))
             segments.extend(row)
-            x = start + BOX_WIDTH
+            x = start + self._layout.box_width
         segments.append(Segment(self._edges(y, x, width), edge))
         return Strip(segments)
 
@@ -135,19 +154,21 @@ class DagView(ScrollView, can_focus=True):
         state = self._style(node.state)
         border = state + self._style("selected") if box.node_id == self.selected else state
         tees = self._layout.tees
-        top = "".join(tees.get((box.x + i, box.y), "─") for i in range(1, BOX_WIDTH - 1))
+        top = "".join(tees.get((box.x + i, box.y), "─") for i in range(1, box.width - 1))
         bottom_y = box.y + BOX_HEIGHT - 1
-        bottom = "".join(tees.get((box.x + i, bottom_y), "─") for i in range(1, BOX_WIDTH - 1))
+        bottom = "".join(tees.get((box.x + i, bottom_y), "─") for i in range(1, box.width - 1))
+        inner = box.width - 2
+        detail = self._detail(node, inner)
         title = Text.assemble((GLYPHS[node.state] + " ", state), one_line(node.id))
         console = self.app.console
         return [
             [Segment(f"╭{top}╮", border)],
-            [Segment("│", border), *fit(title, _INNER).render(console), Segment("│", border)],
-            [Segment("│", border), *fit(self._detail(node), _INNER).render(console), Segment("│", border)],
+            [Segment("│", border), *fit(title, inner).render(console), Segment("│", border)],
+            [Segment("│", border), *fit(detail, inner).render(console), Segment("│", border)],
             [Segment(f"╰{bottom}╯", border)],
         ]
 
-    def _detail(self, node: NodeView) -> Text:
+    def _detail(self, node: NodeView, inner: int) -> Text:
         """The second line of a box: short node type, runs, and elapsed or final time."""
         if node.state in ("running", "awaiting") and node.started_at is not None:
             timing = format_seconds(max(0.0, self._now - node.started_at))
@@ -157,7 +178,7 @@ class DagView(ScrollView, can_focus=True):
             timing = ""
         runs = f" ×{node.runs}" if node.runs > 1 else ""
         label = short_type(node.type) + runs
-        room = _INNER - len(timing) - 1
+        room = inner - len(timing) - 1
         left = fit(one_line(label), room) if room > 0 else Text()
         return Text.assemble(left, " ", timing, style=self._style("detail"))
 
@@ -174,7 +195,7 @@ class DagView(ScrollView, can_focus=True):
     def _scroll_to_selected(self) -> None:
         box = self._layout.boxes.get(self.selected or "")
         if box is not None:
-            self.scroll_to_region(Region(box.x, box.y, BOX_WIDTH, BOX_HEIGHT), animate=False, immediate=True)
+            self.scroll_to_region(Region(box.x, box.y, box.width, BOX_HEIGHT), animate=False, immediate=True)
 
     def _choose(self, node_id: str) -> None:
         self.select(node_id)

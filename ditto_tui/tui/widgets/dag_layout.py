@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 BOX_WIDTH = 18
+"""The narrowest box; a layout's boxes widen to fit its longest label, up to :data:`MAX_BOX_WIDTH`."""
+MAX_BOX_WIDTH = 34
 BOX_HEIGHT = 4
 DUMMY_WIDTH = 3
 GAP = 2
@@ -43,15 +45,16 @@ class Box:
     x: int
     y: int
     layer: int
+    width: int = BOX_WIDTH
 
     @property
     def center(self) -> int:
         """The column edges attach to."""
-        return self.x + BOX_WIDTH // 2
+        return self.x + self.width // 2
 
     def contains(self, x: int, y: int) -> bool:
         """Whether canvas cell ``(x, y)`` is inside the box."""
-        return self.x <= x < self.x + BOX_WIDTH and self.y <= y < self.y + BOX_HEIGHT
+        return self.x <= x < self.x + self.width and self.y <= y < self.y + BOX_HEIGHT
 
 
 @dataclass(kw_only=True)
@@ -64,6 +67,7 @@ class DagLayout:
     tees: dict[tuple[int, int], str] = field(default_factory=dict)
     width: int = 0
     height: int = HEADER_ROWS
+    box_width: int = BOX_WIDTH
 
     def box_at(self, x: int, y: int) -> Box | None:
         """The box covering canvas cell ``(x, y)``, if any."""
@@ -77,19 +81,20 @@ class _Slot:
     key: str
     node: str | None
     feeders: tuple[str, ...]
-
-    @property
-    def width(self) -> int:
-        return BOX_WIDTH if self.node is not None else DUMMY_WIDTH
+    width: int = DUMMY_WIDTH
 
 
-def layout(deps: Deps) -> DagLayout:
-    """Lay out ``deps``: layer ``k`` holds the nodes whose longest dependency chain has ``k`` links."""
+def layout(deps: Deps, box_width: int = BOX_WIDTH) -> DagLayout:
+    """Lay out ``deps`` in boxes ``box_width`` wide (clamped to :data:`BOX_WIDTH`…:data:`MAX_BOX_WIDTH`):
+    layer ``k`` holds the nodes whose longest dependency chain has ``k`` links."""
+    box_width = max(BOX_WIDTH, min(MAX_BOX_WIDTH, box_width))
     depth = _depths(deps)
-    layers = _slots(deps, depth)
+    layers = _slots(deps, depth, box_width)
     _order(layers)
     centers, width = _columns(layers)
-    result = DagLayout(layers=[[slot.key for slot in layer] for layer in layers], width=width)
+    result = DagLayout(
+        layers=[[slot.key for slot in layer] for layer in layers], width=width, box_width=box_width
+    )
     y = HEADER_ROWS
     for index, layer in enumerate(layers):
         _place(result, layer, index, y, centers)
@@ -108,7 +113,7 @@ def _depths(deps: Deps) -> dict[str, int]:
     return depth
 
 
-def _slots(deps: Deps, depth: Mapping[str, int]) -> list[list[_Slot]]:
+def _slots(deps: Deps, depth: Mapping[str, int], box_width: int) -> list[list[_Slot]]:
     """Layered slots; an edge spanning several layers gets a dummy slot in each layer it crosses."""
     layers: list[list[_Slot]] = [[] for _ in range(max(depth.values(), default=-1) + 1)]
     for node_id, node_deps in deps.items():
@@ -120,7 +125,7 @@ def _slots(deps: Deps, depth: Mapping[str, int]) -> list[list[_Slot]]:
                 layers[layer].append(_Slot(key, None, (above,)))
                 above = key
             feeders.append(above)
-        layers[depth[node_id]].append(_Slot(node_id, node_id, tuple(feeders)))
+        layers[depth[node_id]].append(_Slot(node_id, node_id, tuple(feeders), box_width))
     return layers
 
 
@@ -168,8 +173,8 @@ def _columns(layers: Sequence[Sequence[_Slot]]) -> tuple[dict[str, int], int]:
 def _place(result: DagLayout, layer: Sequence[_Slot], index: int, y: int, centers: Mapping[str, int]) -> None:
     for slot in layer:
         if slot.node is not None:
-            x = centers[slot.key] - BOX_WIDTH // 2
-            result.boxes[slot.node] = Box(node_id=slot.node, x=x, y=y, layer=index)
+            x = centers[slot.key] - slot.width // 2
+            result.boxes[slot.node] = Box(node_id=slot.node, x=x, y=y, layer=index, width=slot.width)
         else:
             _vertical(result.lines, centers[slot.key], y, y + BOX_HEIGHT - 1)
 

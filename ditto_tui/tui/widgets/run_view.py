@@ -30,6 +30,8 @@ __all__ = ["DETAIL_BINDINGS", "PLACEHOLDER", "RunView"]
 TICK_SECONDS = 0.5
 GRAPH_WIDTH = 42
 GRAPH_STEP = 6
+GRAPH_CHROME = 4
+"""Columns of the graph pane around its drawing: the border and a vertical scrollbar."""
 MIN_GRAPH_WIDTH = 18
 FOLD_SLICE = 2_000
 PLACEHOLDER = (
@@ -77,7 +79,6 @@ class RunView(Guarded, Vertical):
         &.-agent #transcript { display: block; }
         &.-transcript-only #timeline, &.-transcript-only #detail { display: none; }
         &.-graph-only #side { display: none; }
-        &.-graph-only #dag { width: 1fr; }
         #timeline {
             height: 1fr;
             border: round $primary-darken-2;
@@ -223,21 +224,43 @@ class RunView(Guarded, Vertical):
     def action_graph_only(self) -> None:
         """Give the graph the whole width, or share it again."""
         self.toggle_class("-graph-only")
+        self._apply_graph_width()
+
+    def _apply_graph_width(self) -> None:
+        self.dag.styles.width = "1fr" if self.has_class("-graph-only") else self.graph_width
 
     def on_resize(self, event: events.Resize) -> None:
-        """Until the person sizes it, the graph takes at most a third of a narrow screen."""
-        if not self.sized:
-            width = event.size.width
-            self.graph_width = GRAPH_WIDTH if width >= 120 else max(MIN_GRAPH_WIDTH, width // 3)
-            self.dag.styles.width = self.graph_width
+        """Size the graph pane for the new screen width, unless the person sized it."""
+        self._fit_graph(event.size.width)
+
+    @on(DagView.CanvasResized)
+    def _canvas_resized(self, event: DagView.CanvasResized) -> None:
+        """Widen the pane for a wider drawing; never narrow it while the screen keeps its size (a loop's
+        nested nodes come and go with each iteration, and the panes would jump)."""
+        self._fit_graph(self.size.width, max(event.width, self.graph_width - GRAPH_CHROME))
+
+    def _fit_graph(self, width: int, canvas: int | None = None) -> None:
+        """Until the person sizes it, the graph pane is as wide as its drawing, between
+        :data:`GRAPH_WIDTH` and half the screen (a third below 120 columns, where the side needs room)."""
+        if self.sized or not width:
+            return
+        canvas = self.dag.virtual_size.width if canvas is None else canvas
+        if width >= 120:
+            wanted = max(GRAPH_WIDTH, min(width // 2, canvas + GRAPH_CHROME))
+        else:
+            wanted = max(MIN_GRAPH_WIDTH, min(width // 3, canvas + GRAPH_CHROME))
+        if wanted != self.graph_width:
+            self.graph_width = wanted
+            self._apply_graph_width()
 
     def action_graph_width(self, step: int) -> None:
-        """Make the graph pane narrower or wider."""
+        """Make the graph pane narrower or wider; from then on its width is the person's."""
         width = self.size.width or GRAPH_WIDTH * 3
+        self.sized = True
         self.graph_width = max(
             MIN_GRAPH_WIDTH, min(width - MIN_GRAPH_WIDTH, self.graph_width + step * GRAPH_STEP)
         )
-        self.dag.styles.width = self.graph_width
+        self._apply_graph_width()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The transcript key only when there is a transcript."""
