@@ -315,6 +315,15 @@ class TranscriptView(VerticalScroll, can_focus=True):
         if self.transcript.finished and self.transcript.agent and self.outcome is None:
             self.outcome = OutcomePanel(self.transcript)
             await self.mount(self.outcome)
+            self.call_after_refresh(self._reveal_outcome)
+
+    def _reveal_outcome(self) -> None:
+        """Keep the outcome's heading in view when the panel is taller than the pane (the pane otherwise
+        follows its end)."""
+        outcome = self.outcome
+        if outcome is not None and outcome.outer_size.height > self.scrollable_content_region.height:
+            self.release_anchor()
+            self.scroll_to_widget(outcome, top=True, animate=False, immediate=True)
 
     def on_outcome_panel_count_selected(self, event: OutcomePanel.CountSelected) -> None:
         """Select the next call of the pressed count (after the one selected, round to the first)."""
@@ -344,6 +353,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.outcome = None
         self.focused_index = None
         await self.remove_children()
+        self.anchor()
 
     def follow_up(self) -> None:
         """Keep the conversation for the run that continues it: its outcome panel goes, its turns stay."""
@@ -351,6 +361,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         if self.outcome is not None:
             self.outcome.remove()
             self.outcome = None
+        self.anchor()
 
     def _widget(self, turn: Turn) -> Widget:
         widget: Widget
