@@ -23,17 +23,21 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    model_serializer,
     model_validator,
 )
 from pydantic.alias_generators import to_camel, to_snake
 
 from ditto_tui.errors import ConfigError
+from ditto_tui.sandbox.permissions import Effect
 from ditto_tui.sanitize import MIN_SECRET_SUBSTRING_LENGTH
 
 __all__ = [
     "AnyVariable",
     "ApprovalConfig",
     "ApprovalRule",
+    "ArgMatch",
+    "RuleSource",
     "CommandsConfig",
     "InferConfig",
     "InteractionConfig",
@@ -42,6 +46,7 @@ __all__ = [
     "RuntimeConfig",
     "SandboxConfig",
     "WebSearchConfig",
+    "load_approval_rules",
     "load_mcp_servers",
     "load_runtime_config_file",
     "parse_config_text",
@@ -343,12 +348,121 @@ class RuleHints(ConfigModel):
     open_world: bool | None = Field(default=None, description="openWorldHint must be this.")
 
 
+OnTimeout = Literal["deny", "allow"]
+"""What an unanswered request does when its time is up: fail the call (the default) or let it run."""
+
+
+def _regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression: {exc}") from None
+    return pattern
+
+
+def _field_path(path: str) -> str:
+    if not all(path.split(".")):
+        raise ValueError("a field path is names joined by dots, e.g. options.recursive")
+    return path
+
+
+Number = Annotated[float, BeforeValidator(_not_bool), Field(allow_inf_nan=False)]
+FieldPath = Annotated[str, AfterValidator(_field_path)]
+
+
+class ArgMatch(ConfigModel):
+    """What one argument must be for a rule to match: exactly one of a glob, ``equals``, ``in``,
+    ``regex``, or a range (``min`` and/or ``max``). A plain string is a glob.
+
+    A glob or a regex matches only text (each item of a list, see ``ditto_tui.supervise.matching``);
+    ``min``/``max`` only numbers, both ends included; ``equals`` and ``in`` compare JSON values.
+    """
+
+    glob: NonEmpty | None = Field(
+        default=None, description="A glob over text: '*' and '?' stop at '/', '**' crosses it."
+    )
+    equals: Any = Field(default=None, description="The argument equals this JSON value (null included).")
+    in_: tuple[Any, ...] | None = Field(default=None, alias="in", description="The argument is one of these.")
+    regex: Annotated[str, AfterValidator(_regex)] | None = Field(
+        default=None, description="A regular expression the whole text must match."
+    )
+    min: Number | None = Field(default=None, description="The number is at least this.")
+    max: Number | None = Field(default=None, description="The number is at most this.")
+
+    _compiled: re.Pattern[str] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _glob_text(cls, data: Any) -> Any:
+        return {"glob": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Self:
+        kinds = [name for name in ("glob", "in_", "regex") if getattr(self, name) is not None]
+        kinds += ["equals"] if "equals" in self.model_fields_set else []
+        kinds += ["range"] if self.min is not None or self.max is not None else []
+        if len(kinds) != 1:
+            raise ValueError("needs exactly one of a glob (a string), equals, in, regex, or min/max")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError("min is greater than max")
+        if self.regex is not None:
+            self._compiled = re.compile(self.regex)
+        return self
+
+    @property
+    def compiled(self) -> re.Pattern[str] | None:
+        """The regular expression, compiled once when the rule was loaded."""
+        return self._compiled
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: pydantic.SerializerFunctionWrapHandler) -> Any:
+        if self.glob is not None:
+            return self.glob
+        dumped = handler(self)
+        given = "equals" in self.model_fields_set
+        return {
+            key: value for key, value in dumped.items() if value is not None or (key == "equals" and given)
+        }
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuleSource:
+    """Where a rule was written: its file and line, and its layer (``built-in``, ``user``, ``workspace``,
+    ``config`` for ``--config FILE``, ``policy`` for ``--policy FILE``, or a caller's label)."""
+
+    file: str | None = None
+    line: int | None = None
+    layer: str = "built-in"
+
+    def __str__(self) -> str:
+        if self.file is None:
+            return self.layer
+        return f"{self.file}:{self.line}" if self.line is not None else self.file
+
+
+BUILT_IN = RuleSource()
+"""The source of a rule built in code without a label of its own."""
+
+
 class ApprovalRule(ConfigModel):
-    """One ordered approval rule: a ``tool`` glob or an ``mcp`` ``SERVER:TOOL`` glob, and a decision."""
+    """One approval rule: a ``tool`` glob or an ``mcp`` ``SERVER:TOOL`` glob, what else the call must be
+    (``args``, ``effects``, ``hints``), and a decision. Every rule that matches a call counts and the
+    strictest decision wins (deny > ask > allow); the order of the rules does not matter."""
 
     tool: NonEmpty | None = Field(default=None, description="A glob over tool names, e.g. 'write_*'.")
     mcp: Annotated[NonEmpty, AfterValidator(_mcp_glob)] | None = Field(
         default=None, description="A glob over SERVER:TOOL, e.g. 'files:*'."
+    )
+    args: dict[FieldPath, ArgMatch] | None = Field(
+        default=None,
+        description="Argument (dotted path, e.g. options.recursive) → what it must be; every one must hold. "
+        "An argument the call does not have matches nothing.",
+    )
+    effects: tuple[Effect, ...] | None = Field(
+        default=None,
+        min_length=1,
+        description="Tool rules only. An allow rule matches a tool whose declared effects are all listed; "
+        "an ask or deny rule one that declares any listed effect, or declares none (nobody can tell).",
     )
     decision: Decision = Field(description="allow, ask or deny.")
     hints: RuleHints | None = Field(
@@ -358,6 +472,12 @@ class ApprovalRule(ConfigModel):
         default=None,
         description="How long a request under this rule may wait (overrides approval.timeoutSeconds).",
     )
+    on_timeout: OnTimeout = Field(
+        default="deny",
+        description="Ask rules: what happens when nobody decides in time — deny (the default) or allow.",
+    )
+
+    _source: RuleSource = PrivateAttr(default=BUILT_IN)
 
     @model_validator(mode="after")
     def _one_target(self) -> Self:
@@ -365,13 +485,41 @@ class ApprovalRule(ConfigModel):
             raise ValueError("needs exactly one of tool or mcp")
         if self.hints is not None and self.mcp is None:
             raise ValueError("hints apply only to mcp rules (they are what an MCP server says of its tools)")
+        if self.effects is not None and self.mcp is not None:
+            raise ValueError("effects apply only to tool rules (for MCP tools, match their hints)")
+        if self.on_timeout == "allow" and self.decision != "ask":
+            raise ValueError("onTimeout: allow applies only to ask rules (nothing else waits for a decision)")
         return self
+
+    def __eq__(self, other: object) -> bool:
+        """Two rules are equal when they say the same, wherever they were written."""
+        if not isinstance(other, ApprovalRule):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    __hash__ = ConfigModel.__hash__
+
+    @property
+    def source(self) -> RuleSource:
+        """Where the rule was written (:data:`BUILT_IN` for a rule built in code)."""
+        return self._source
+
+    def with_source(self, source: RuleSource) -> ApprovalRule:
+        """This rule, known as written at ``source``."""
+        copy = self.model_copy()
+        copy._source = source
+        return copy
+
+    def body(self) -> dict[str, Any]:
+        """The rule as it would be written (camelCase keys, only what was given): what a journal records."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 class ApprovalConfig(ConfigModel):
-    """The approval policy: ordered rules and how long a decision may take."""
+    """The approval policy: rules (every match counts, the strictest wins) and how long a decision may
+    take."""
 
-    rules: tuple[ApprovalRule, ...] = Field(default=(), description="Rules, first match wins.")
+    rules: tuple[ApprovalRule, ...] = Field(default=(), description="Rules; the strictest match wins.")
     timeout_seconds: Seconds | None = Field(default=None, description="Deny after this many seconds.")
 
 
@@ -436,7 +584,11 @@ class RuntimeConfig(ConfigModel):
 
 
 def load_runtime_config_file(
-    path: str | os.PathLike[str], env: Mapping[str, str], *, workspace: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    env: Mapping[str, str],
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    layer: str = "config",
 ) -> RuntimeConfig:
     """Read ``ditto.yaml`` at ``path``, substitute ``${VAR}`` from ``env``, and validate it.
 
@@ -446,10 +598,11 @@ def load_runtime_config_file(
 
     Raises ``ConfigError`` for an unreadable file, invalid YAML, a missing variable, an unknown key or a
     wrong type; its message has one line per problem: ``FILE:LINE: key.path: what is wrong``, with the
-    closest known key for an unknown one.
+    closest known key for an unknown one. Each approval rule knows its file, line and ``layer``
+    (:attr:`ApprovalRule.source`).
     """
     name = os.fspath(path)
-    return parse_config_text(read_config_text(path), env, name=name, workspace=workspace)
+    return parse_config_text(read_config_text(path), env, name=name, workspace=workspace, layer=layer)
 
 
 def read_config_text(path: str | os.PathLike[str]) -> str:
@@ -462,15 +615,65 @@ def read_config_text(path: str | os.PathLike[str]) -> str:
 
 
 def parse_config_text(
-    text: str, env: Mapping[str, str], *, name: str, workspace: str | os.PathLike[str] | None = None
+    text: str,
+    env: Mapping[str, str],
+    *,
+    name: str,
+    workspace: str | os.PathLike[str] | None = None,
+    layer: str = "config",
 ) -> RuntimeConfig:
     """Validate the text of a configuration file called ``name``, as :func:`load_runtime_config_file` does."""
-    source = _Source(name, text)
+    source = _Source(name, text, layer)
     config = _validate(_parse_yaml(text, name), env, workspace, source)
     problems = _undefined_grants(config)
     if problems:
         raise ConfigError(_report(problems, _parse_yaml(text, name), source))
     return config
+
+
+def load_approval_rules(
+    path: str | os.PathLike[str],
+    env: Mapping[str, str],
+    *,
+    layer: str,
+    workspace: str | os.PathLike[str] | None = None,
+    policy_file: bool = False,
+) -> tuple[ApprovalRule, ...]:
+    """The ``approval.rules`` of the file at ``path``, each knowing its file, line and ``layer``.
+
+    Only the ``approval`` section is read and validated (``${VAR}`` in it substituted from ``env``), so a
+    layer's other sections neither count nor fail here. A ``policy_file`` (``--policy FILE``) holds
+    ``approval.rules`` and nothing else: any other key is an error, never silently passed over.
+    """
+    name = os.fspath(path)
+    text = read_config_text(path)
+    data = _parse_yaml(text, name)
+    if data is None:
+        return ()
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{name}: the top level must be a mapping of sections, not {_kind(data)}")
+    source = _Source(name, text, layer)
+    if policy_file:
+        _only_rules(data, source)
+    section = data.get("approval")
+    return _validate({"approval": section}, env, workspace, source).approval.rules
+
+
+def _only_rules(data: Mapping[Any, Any], source: _Source) -> None:
+    approval = data.get("approval")
+    problems = [
+        _Problem((_step(key),), "a policy file holds only approval.rules")
+        for key in data
+        if key != "approval"
+    ]
+    if isinstance(approval, Mapping):
+        problems += [
+            _Problem(("approval", _step(key)), "a policy file holds only approval.rules")
+            for key in approval
+            if key != "rules"
+        ]
+    if problems:
+        raise ConfigError(_report(problems, data, source))
 
 
 def load_mcp_servers(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
@@ -549,7 +752,16 @@ def _validate(
         problems += _validation_problems(exc, substituted)
     if problems:
         raise ConfigError(_report(problems, substituted, source))
+    if source is not None:
+        _locate_rules(config.approval.rules, source)
     return config
+
+
+def _locate_rules(rules: tuple[ApprovalRule, ...], source: _Source) -> None:
+    """Tell each rule, just validated from ``source``, its file and line (the rule's first key)."""
+    for index, rule in enumerate(rules):
+        line = _line_of(("approval", "rules", index), source.root)
+        rule._source = RuleSource(file=source.name, line=line, layer=source.layer)
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -798,6 +1010,7 @@ class _Source:
 
     name: str
     text: str
+    layer: str = "config"
 
     @functools.cached_property
     def root(self) -> yaml.Node | None:

@@ -11,6 +11,18 @@ DecisionKind = Literal["approve", "approve_always", "deny"]
 Resolution = Literal[DecisionKind, "timeout", "cancelled"]
 """How a request ended: a decision, no decision in time, or withdrawn with its call."""
 
+DecidedBy = Literal["rule", "default", "grant", "human", "mode", "timeout"]
+"""Who or what decided a call (its provenance): a rule of the policy (its file and line), the policy's
+default (no rule matched), an earlier grant, the approver (a person, or a fixed ``--approve`` answer),
+the mode, or a timeout (the rule's ``onTimeout``)."""
+
+DENIED = "APPROVAL_DENIED"
+"""The result code of a call denied by a rule or by the approver."""
+TIMED_OUT = "APPROVAL_TIMEOUT"
+"""The result code of a call nobody decided on in time (and whose rule says ``onTimeout: deny``)."""
+NO_APPROVER = "APPROVAL_NO_APPROVER"
+"""The result code of a call that asks when there is no approver to ask (a library gate without one)."""
+
 DECISION_KINDS: tuple[DecisionKind, ...] = get_args(DecisionKind)
 APPROVING: frozenset[str] = frozenset({"approve", "approve_always"})
 """The decisions that let a call execute."""
@@ -27,3 +39,4 @@ class Approval:
     decided_at: float
     request_id: str | None = None
     rule: str | None = None
+    decided_by: DecidedBy | None = None

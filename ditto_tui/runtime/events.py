@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ditto_tui.runtime.approval import Resolution
+from ditto_tui.runtime.approval import DecidedBy, Resolution
 
 EventKind = Literal[
     "run_started",
@@ -145,6 +145,17 @@ class ApprovalRequested(ExecutionEvent):
     rule: str | None = None
 
 
+class RuleRef(BaseModel):
+    """An approval rule as a decision names it: its label and where it was written."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rule: str = Field(description="The rule as the approval view shows it, e.g. ``tool:write_* → ask``.")
+    file: str | None = Field(default=None, description="The file it was written in (None: built in code).")
+    line: int | None = Field(default=None, description="Its line in that file.")
+    layer: str | None = Field(default=None, description="built-in, user, workspace, config or policy.")
+
+
 class ApprovalResolved(ExecutionEvent):
     """A pending approval ended: decided, allowed or denied by policy, timed out or withdrawn."""
 
@@ -157,6 +168,12 @@ class ApprovalResolved(ExecutionEvent):
     arguments_digest: str
     edited: bool = False
     arguments: Any = Field(default=None, description="The edited arguments that run, in full (edits only).")
+    decided_by: DecidedBy | None = Field(
+        default=None, description="Who decided: human (the approver) or timeout (the rule's onTimeout)."
+    )
+    rules: tuple[RuleRef, ...] = Field(
+        default=(), description="The rules that asked, with file and line; empty: the policy's default asked."
+    )
 
 
 class RunFinished(ExecutionEvent):

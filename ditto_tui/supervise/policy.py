@@ -1,127 +1,243 @@
-"""Approval policy: ordered rules that allow, ask for or deny tool and MCP calls."""
+"""Approval policy: rules that allow, ask for or deny tool and MCP calls; the strictest match wins."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 import pydantic
 
-from ditto_tui.config import ApprovalConfig, ApprovalRule, Decision
+from ditto_tui.config import BUILT_IN, ApprovalConfig, ApprovalRule, ArgMatch, Decision, OnTimeout, RuleSource
 from ditto_tui.errors import ValidationError
 from ditto_tui.interaction.results import validation_summary
+from ditto_tui.runtime.events import RuleRef
 from ditto_tui.sandbox.permissions import EFFECTS
+from ditto_tui.supervise.matching import HINTS, Call, given_hints, hint_value, matches_hints, rule_matches
 
 PolicyDecision = Decision
 """What a rule says: allow, ask or deny (the config's own word for it)."""
 _DECISIONS = get_args(Decision)
 
-HINTS = {
-    "read_only": ("readOnlyHint", False),
-    "destructive": ("destructiveHint", True),
-    "idempotent": ("idempotentHint", False),
-    "open_world": ("openWorldHint", True),
-}
-"""Rule hint → (MCP annotation, its default in the MCP specification when the server sends none)."""
+STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+"""How strict each decision is: of the rules that match a call, the strictest decides."""
+
+DEPENDS = "depends on arguments"
+"""What a verdict reached without the call's arguments says when a rule on arguments could change it."""
 
 
-def hint_value(annotations: Mapping[str, Any] | None, hint: str) -> bool:
-    """What ``annotations`` say for ``hint``, the MCP default when they are silent.
-
-    ``destructiveHint`` and ``idempotentHint`` mean something only for a tool that is not read-only, so a
-    read-only tool is never destructive.
-    """
-    key, default = HINTS[hint]
-    given = (annotations or {}).get(key)
-    if hint == "destructive" and hint_value(annotations, "read_only"):
-        return False
-    return given if isinstance(given, bool) else default
+def strictest(decisions: Iterable[PolicyDecision]) -> PolicyDecision:
+    """The strictest of ``decisions`` (deny > ask > allow); there must be at least one."""
+    return max(decisions, key=STRICTNESS.__getitem__)
 
 
-def _given_hints(rule: ApprovalRule) -> dict[str, bool]:
-    return {
-        name: value
-        for name, value in (rule.hints.model_dump() if rule.hints else {}).items()
-        if value is not None
-    }
-
-
-def matches_hints(rule: ApprovalRule, annotations: Mapping[str, Any] | None) -> bool:
-    """Whether a tool's annotations say what the rule's ``hints`` need (no hints: always)."""
-    return all(hint_value(annotations, name) == value for name, value in _given_hints(rule).items())
+def _match_text(match: ArgMatch) -> str:
+    dumped = match.model_dump(mode="json", by_alias=True)
+    return (
+        dumped if isinstance(dumped, str) else json.dumps(dumped, separators=(",", ":"), ensure_ascii=False)
+    )
 
 
 def rule_label(rule: ApprovalRule) -> str:
-    """How a rule reads in the approval view and the journal, e.g. ``tool:write_* → ask``."""
+    """How a rule reads in the approval view and the journal, e.g. ``tool:write_text [path=notes/**] →
+    allow``."""
     subject = f"tool:{rule.tool}" if rule.tool is not None else f"mcp:{rule.mcp}"
-    hints = "".join(f" [{name}={str(value).lower()}]" for name, value in _given_hints(rule).items())
-    return f"{subject}{hints} → {rule.decision}"
+    hints = "".join(f" [{name}={str(value).lower()}]" for name, value in given_hints(rule).items())
+    args = "".join(f" [{path}={_match_text(match)}]" for path, match in (rule.args or {}).items())
+    effects = f" [effects={','.join(rule.effects)}]" if rule.effects else ""
+    return f"{subject}{hints}{effects}{args} → {rule.decision}"
 
 
-def coerce_rule(value: ApprovalRule | Mapping[str, Any]) -> ApprovalRule:
-    """A rule of ``approval.rules``, or its mapping in either spelling; one clear error when it is not."""
-    if isinstance(value, ApprovalRule):
-        return value
+def rule_ref(rule: ApprovalRule) -> RuleRef:
+    """The rule as a decision names it: label, file, line and layer."""
+    source = rule.source
+    return RuleRef(rule=rule_label(rule), file=source.file, line=source.line, layer=source.layer)
+
+
+def rule_record(rule: ApprovalRule) -> dict[str, Any]:
+    """The rule as a journal header records it: its body as written, and where, when from a file
+    (:func:`coerce_rule` reads it back)."""
+    source = rule.source
+    if source.file is None:
+        return rule.body()
+    return {**rule.body(), "source": {"file": source.file, "line": source.line, "layer": source.layer}}
+
+
+def _source_of(value: Any) -> RuleSource | None:
     if not isinstance(value, Mapping):
+        return None
+    file, line, layer = value.get("file"), value.get("line"), value.get("layer")
+    return RuleSource(
+        file=file if isinstance(file, str) else None,
+        line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+        layer=layer if isinstance(layer, str) else BUILT_IN.layer,
+    )
+
+
+def coerce_rule(value: ApprovalRule | Mapping[str, Any], source: str | None = None) -> ApprovalRule:
+    """A rule of ``approval.rules``, or its mapping in either spelling (with the ``source`` a journal
+    header records); one clear error when it is not. A rule built in code is known by ``source``
+    (default ``built-in``)."""
+    if isinstance(value, ApprovalRule):
+        rule = value
+    elif isinstance(value, Mapping):
+        body = {key: item for key, item in value.items() if key != "source"}
+        try:
+            rule = ApprovalRule.model_validate(body)
+        except pydantic.ValidationError as exc:
+            raise ValidationError(f"invalid approval rule: {validation_summary(exc)}") from None
+        recorded = _source_of(value.get("source"))
+        if recorded is not None:
+            return rule.with_source(recorded)
+    else:
         raise ValidationError("an approval rule must be a mapping with 'tool' or 'mcp' and 'decision'")
-    try:
-        return ApprovalRule.model_validate(dict(value))
-    except pydantic.ValidationError as exc:
-        raise ValidationError(f"invalid approval rule: {validation_summary(exc)}") from None
+    if source is not None and rule.source == BUILT_IN:
+        return rule.with_source(RuleSource(layer=source))
+    return rule
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Verdict:
-    """What the policy says about one call, and which rule said it (``None``: the default)."""
+    """What the policy says about one call, and what said it.
+
+    ``decided_by`` is ``rule`` when rules matched (``rules``: those of the strictest decision, with file
+    and line; ``rule``: the first one's label) and ``default`` when none did (``rule`` is None).
+    ``timeout`` and ``on_timeout`` apply when the decision is ask: the shortest ``timeoutSeconds`` of the
+    deciding rules, and ``allow`` only when every one of them says ``onTimeout: allow``. ``depends``
+    holds the labels of rules on arguments that could change the verdict when the arguments were not
+    given (a screen listing tools).
+    """
 
     decision: PolicyDecision
     rule: str | None
     timeout: float | None = None
+    on_timeout: OnTimeout = "deny"
+    decided_by: Literal["rule", "default"] = "default"
+    rules: tuple[RuleRef, ...] = ()
+    depends: tuple[str, ...] = ()
+
+    @property
+    def shown_rule(self) -> str | None:
+        """``rule`` as a screen shows it, saying when the arguments could change the verdict."""
+        if not self.depends:
+            return self.rule
+        return f"{self.rule or 'default'}; {DEPENDS}: {', '.join(self.depends)}"
 
 
 class ApprovalPolicy:
-    """Ordered rules, first match wins.
+    """Rules of any layer; every rule that matches a call counts, and the strictest decision wins.
 
-    Without a matching rule a registered tool with ``requires_approval`` asks and other tools are
-    allowed; MCP calls ask (``mcp_default``), whatever hints the server sends about its tools.
+    Without a matching rule a registered tool with ``requires_approval`` asks, and so does one that
+    declares no effects or an unknown one; other tools are allowed. MCP calls ask (``mcp_default``),
+    whatever hints the server sends about its tools. Rules built in code are known by ``source``.
     """
 
     def __init__(
-        self, rules: Iterable[ApprovalRule | Mapping[str, Any]] = (), *, mcp_default: PolicyDecision = "ask"
+        self,
+        rules: Iterable[ApprovalRule | Mapping[str, Any]] = (),
+        *,
+        mcp_default: PolicyDecision = "ask",
+        source: str | None = None,
     ) -> None:
-        self.rules: tuple[ApprovalRule, ...] = tuple(coerce_rule(rule) for rule in rules)
+        self.rules: tuple[ApprovalRule, ...] = tuple(coerce_rule(rule, source) for rule in rules)
         if mcp_default not in _DECISIONS:
             raise ValidationError("mcp_default must be allow, ask or deny")
         self.mcp_default: PolicyDecision = mcp_default
 
     @classmethod
     def from_config(cls, approval: ApprovalConfig) -> ApprovalPolicy:
-        """The policy of a ``ditto.yaml`` ``approval`` section."""
+        """The policy of a ``ditto.yaml`` ``approval`` section (its rules keep their files and lines)."""
         return cls(approval.rules)
 
-    def for_tool(self, name: str, requires_approval: bool, effects: Sequence[str] | None = ()) -> Verdict:
-        """The verdict for registered tool ``name``, which declares ``effects`` (``None``: none declared).
+    def for_tool(
+        self,
+        name: str,
+        requires_approval: bool,
+        effects: Sequence[str] | None = (),
+        arguments: Mapping[str, Any] | None = None,
+    ) -> Verdict:
+        """The verdict for registered tool ``name``, which declares ``effects`` (``None``: none declared),
+        called with ``arguments`` (``None``: not known, see :attr:`Verdict.depends`).
 
-        With no rule that decides, a tool asks when it requires approval, and also when nobody can tell
+        With no rule that matches, a tool asks when it requires approval, and also when nobody can tell
         what it does: it declares no effects, or an effect outside the known four (revised S-03: effects
         are descriptive, so an undeclared one is unrestricted as far as anyone can tell).
         """
-        for rule in self.rules:
-            if rule.tool is not None and fnmatchcase(name, rule.tool):
-                return Verdict(decision=rule.decision, rule=rule_label(rule), timeout=rule.timeout_seconds)
-        unknown = effects is None or not set(effects) <= EFFECTS
-        return Verdict(decision="ask" if requires_approval or unknown else "allow", rule=None)
+        call = Call(tool=name, effects=effects, arguments=arguments)
+        return self.verdict(call, tool_default(requires_approval, effects))
 
-    def for_mcp(self, server: str, tool: str, annotations: Mapping[str, Any] | None = None) -> Verdict:
+    def for_mcp(
+        self,
+        server: str,
+        tool: str,
+        annotations: Mapping[str, Any] | None = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> Verdict:
         """The verdict for tool ``tool`` of MCP server ``server``, whose definition has ``annotations``.
 
         A rule with ``hints`` matches only a tool whose annotations, as last listed, say so: a tool not
-        discovered yet, or added later without ``readOnlyHint``, falls through to the next rule.
+        discovered yet, or added later without ``readOnlyHint``, is not matched by it.
         """
-        subject = f"{server}:{tool}"
-        for rule in self.rules:
-            if rule.mcp is not None and fnmatchcase(subject, rule.mcp) and matches_hints(rule, annotations):
-                return Verdict(decision=rule.decision, rule=rule_label(rule), timeout=rule.timeout_seconds)
-        return Verdict(decision=self.mcp_default, rule=None)
+        call = Call(mcp=f"{server}:{tool}", annotations=annotations, arguments=arguments)
+        return self.verdict(call, self.mcp_default)
+
+    def verdict(self, call: Call, default: PolicyDecision) -> Verdict:
+        """The verdict for ``call``: the strictest decision of the rules that match, else ``default``."""
+        matches = [(rule, rule_matches(rule, call)) for rule in self.rules]
+        certain = [rule for rule, match in matches if match is True]
+        verdict = _decided(certain) if certain else Verdict(decision=default, rule=None)
+        depends = tuple(
+            rule_label(rule) for rule, match in matches if match is None and _could_change(rule, verdict)
+        )
+        return dataclasses.replace(verdict, depends=depends) if depends else verdict
+
+    def matching(self, call: Call) -> list[ApprovalRule]:
+        """The rules that match ``call``, or could (what is not known counts as matching)."""
+        return [rule for rule in self.rules if rule_matches(rule, call) is not False]
+
+
+def tool_default(requires_approval: bool, effects: Sequence[str] | None) -> PolicyDecision:
+    """What a registered tool gets when no rule matches it."""
+    unknown = effects is None or not set(effects) <= EFFECTS
+    return "ask" if requires_approval or unknown else "allow"
+
+
+def _decided(rules: list[ApprovalRule]) -> Verdict:
+    decision = strictest(rule.decision for rule in rules)
+    deciding = [rule for rule in rules if rule.decision == decision]
+    timeouts = [rule.timeout_seconds for rule in deciding if rule.timeout_seconds is not None]
+    allows = decision == "ask" and all(rule.on_timeout == "allow" for rule in deciding)
+    return Verdict(
+        decision=decision,
+        rule=rule_label(deciding[0]),
+        timeout=min(timeouts) if timeouts else None,
+        on_timeout="allow" if allows else "deny",
+        decided_by="rule",
+        rules=tuple(rule_ref(rule) for rule in deciding),
+    )
+
+
+def _could_change(rule: ApprovalRule, verdict: Verdict) -> bool:
+    if verdict.decided_by == "default":
+        return rule.decision != verdict.decision
+    return STRICTNESS[rule.decision] > STRICTNESS[verdict.decision]
+
+
+__all__ = [
+    "DEPENDS",
+    "HINTS",
+    "STRICTNESS",
+    "ApprovalPolicy",
+    "PolicyDecision",
+    "Verdict",
+    "coerce_rule",
+    "hint_value",
+    "matches_hints",
+    "rule_label",
+    "rule_record",
+    "rule_ref",
+    "strictest",
+    "tool_default",
+]
