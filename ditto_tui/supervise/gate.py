@@ -20,7 +20,7 @@ from ditto_tui.errors import ValidationError
 from ditto_tui.infer.proposal import current_proposal
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.tools import PreparedCall, ToolRegistry
-from ditto_tui.runtime.approval import APPROVING, Approval
+from ditto_tui.runtime.approval import APPROVING, DENIED, NO_APPROVER, TIMED_OUT, Approval, DecidedBy
 from ditto_tui.runtime.events import ApprovalRequested, ApprovalResolved, ExecutionEvent, checked_fields
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sanitize import sanitize_public_message
@@ -52,6 +52,7 @@ class _Subject:
     canonical_arguments: str
     arguments_digest: str
     revalidate: Callable[[Mapping[str, Any]], None]
+    verdict: Callable[[Mapping[str, Any]], Verdict]
     title: str | None = None
     annotations: Mapping[str, Any] | None = None
 
@@ -85,11 +86,13 @@ def _title(annotations: Mapping[str, Any] | None) -> str | None:
 class ApprovalGate:
     """Sits in front of the tool and MCP registries (``create_interaction_worker(..., approval=gate)``).
 
-    A call the policy allows runs; one it denies ends ``failed``/``APPROVAL_DENIED``; one it asks about
-    waits for ``approver.decide`` (no approver ⇒ denied). The decision binds to the call id, the
-    sha256 of the exact arguments and the tool definition digest; edited arguments are validated again.
-    ``timeout`` (seconds; a matching rule's own ``timeout_seconds`` wins) ends an unanswered request with
-    ``APPROVAL_TIMEOUT``; a request withdrawn with
+    The policy sees the call's arguments. A call it allows runs; one it denies ends
+    ``failed``/``APPROVAL_DENIED``; one it asks about waits for ``approver.decide`` (no approver: ``failed``/
+    ``APPROVAL_NO_APPROVER``). The decision binds to the call id, the sha256 of the exact arguments and
+    the tool definition digest; edited arguments are validated again, and put to the policy again (a rule
+    that denies them wins over the approval). ``timeout`` (seconds; the deciding rules' own
+    ``timeout_seconds`` wins) ends an unanswered request as their ``onTimeout`` says: ``timeout``/
+    ``APPROVAL_TIMEOUT`` (deny, the default), or approved (allow); a request withdrawn with
     :meth:`withdraw`, or whose call is cancelled, never executes. With a ``recorder`` (the run journal)
     every decision is put on the record before the call it approves executes, and nothing is asked or
     executed in a run whose record has failed (``ditto_tui.supervise.record``).
@@ -158,6 +161,7 @@ class ApprovalGate:
         """Prepare the call (every registry check), decide, then execute it at most once."""
         prepared = registry.prepare(call, context)
         definition = prepared.definition
+        declared = definition.effects if definition.effects_declared else None
         subject = _Subject(
             call=prepared.call,
             label=definition.name,
@@ -172,9 +176,11 @@ class ApprovalGate:
                 definition.input_schema,
                 lambda arguments: registry.validate_arguments(definition, prepared.tool, arguments),
             ),
+            verdict=lambda arguments: self.policy.for_tool(
+                definition.name, definition.requires_approval, declared, arguments
+            ),
         )
-        declared = definition.effects if definition.effects_declared else None
-        verdict = self.policy.for_tool(definition.name, definition.requires_approval, declared)
+        verdict = subject.verdict(prepared.arguments)
         if verdict.decision == "allow" and not definition.requires_approval:
             return await registry.execute(prepared, context)
         outcome = await self._authorize(subject, verdict, context)
@@ -213,10 +219,11 @@ class ApprovalGate:
             canonical_arguments=canonical,
             arguments_digest=arguments_digest(json.loads(canonical)),
             revalidate=_schema_then(schema),
+            verdict=lambda arguments: self.policy.for_mcp(server, call.name, annotations, arguments),
             title=_title(annotations),
             annotations=annotations,
         )
-        verdict = self.policy.for_mcp(server, call.name, annotations)
+        verdict = subject.verdict(json.loads(canonical))
         if verdict.decision == "allow":
             return await registry.invoke_unguarded(server, call, sandbox, signal, context=context)
         outcome = await self._authorize(subject, verdict, context, signal)
@@ -237,19 +244,19 @@ class ApprovalGate:
         signal: CancelSignal | None = None,
     ) -> _Outcome:
         if verdict.decision == "deny":
-            return _ended(
-                subject, "failed", "APPROVAL_DENIED", f"The approval policy denies {subject.label!r}"
-            )
+            return _ended(subject, "failed", DENIED, _policy_denies(subject.label, verdict))
         if verdict.decision == "allow":
-            return self._approval(subject, "approve", verdict.rule, subject.canonical_arguments)
+            return self._approval(
+                subject, "approve", verdict.rule, subject.canonical_arguments, decided_by=verdict.decided_by
+            )
         if self.recorder is not None and context is not None:
             self.recorder.ready(context.run_id)  # raises: a decision that cannot be recorded is not asked
         if (subject.label, subject.tool_digest) in self._always:
-            return self._approval(subject, "approve_always", verdict.rule, subject.canonical_arguments)
-        if self.approver is None:
-            return _ended(
-                subject, "failed", "APPROVAL_DENIED", "No approver is available to approve this call"
+            return self._approval(
+                subject, "approve_always", verdict.rule, subject.canonical_arguments, decided_by="grant"
             )
+        if self.approver is None:
+            return _ended(subject, "failed", NO_APPROVER, "No approver is available to approve this call")
         for _attempt in range(MAX_FRESH_REQUESTS):
             outcome = await self._ask(
                 subject, verdict, context, signal or (context.signal if context else None)
@@ -259,7 +266,14 @@ class ApprovalGate:
         return _ended(subject, "failed", "APPROVAL_MISMATCH", "The approved arguments kept changing")
 
     def _approval(
-        self, subject: _Subject, kind: str, rule: str | None, canonical: str, request_id: str | None = None
+        self,
+        subject: _Subject,
+        kind: str,
+        rule: str | None,
+        canonical: str,
+        request_id: str | None = None,
+        *,
+        decided_by: DecidedBy,
     ) -> _Outcome:
         approval = Approval(
             call_id=subject.call.id,
@@ -269,6 +283,7 @@ class ApprovalGate:
             decided_at=time.time(),
             request_id=request_id,
             rule=rule,
+            decided_by=decided_by,
         )
         return _Outcome(approval=approval, canonical_arguments=canonical)
 
@@ -315,20 +330,39 @@ class ApprovalGate:
         try:
             answer = await self._wait(request, signal, subject.revalidate)
         except asyncio.CancelledError:
-            self._resolved(context, request, "cancelled", "the call was cancelled")
+            self._resolved(context, request, verdict, "cancelled", "the call was cancelled")
             raise
         if not isinstance(answer, ApprovalDecision) and answer == "timeout":
-            self._resolved(context, request, "timeout", "no decision in time")
-            return _ended(subject, "timeout", "APPROVAL_TIMEOUT", "No decision was made in time")
+            return self._timed_out(subject, verdict, context, request)
         if not isinstance(answer, ApprovalDecision):
-            self._resolved(context, request, "cancelled", "the request was withdrawn")
+            self._resolved(context, request, verdict, "cancelled", "the request was withdrawn")
             return _ended(
                 subject, "cancelled", "APPROVAL_CANCELLED", "The call was cancelled before approval"
             )
         if arguments_digest(request.call.arguments) != subject.arguments_digest:
-            self._resolved(context, request, "cancelled", "the arguments changed after they were shown")
+            self._resolved(
+                context, request, verdict, "cancelled", "the arguments changed after they were shown"
+            )
             return None
         return self._apply(subject, verdict, context, request, answer)
+
+    def _timed_out(
+        self, subject: _Subject, verdict: Verdict, context: WorkerContext | None, request: ApprovalRequest
+    ) -> _Outcome:
+        """Nobody decided in time: the deciding rules' ``onTimeout`` says whether the call runs."""
+        if verdict.on_timeout == "allow":
+            reason = "no decision in time; the rule allows the call on timeout"
+            self._resolved(context, request, verdict, "approve", reason, decided_by="timeout")
+            return self._approval(
+                subject,
+                "approve",
+                verdict.rule,
+                subject.canonical_arguments,
+                request.request_id,
+                decided_by="timeout",
+            )
+        self._resolved(context, request, verdict, "timeout", "no decision in time", decided_by="timeout")
+        return _ended(subject, "timeout", TIMED_OUT, "No decision was made in time")
 
     async def _wait(
         self,
@@ -356,32 +390,43 @@ class ApprovalGate:
     ) -> _Outcome:
         if not decision.approves:
             reason = sanitize_public_message(decision.reason or "The call was denied")
-            self._resolved(context, request, "deny", reason)
-            return _ended(subject, "failed", "APPROVAL_DENIED", reason or "The call was denied")
+            self._resolved(context, request, verdict, "deny", reason)
+            return _ended(subject, "failed", DENIED, reason or "The call was denied")
         canonical = subject.canonical_arguments
         if decision.arguments is not None:
             try:
                 canonical = _edited_arguments(decision.arguments, subject.revalidate)
             except (ValidationError, pydantic.ValidationError) as exc:
                 message = sanitize_public_message(getattr(exc, "message", None) or str(exc))
-                self._resolved(context, request, "deny", f"edited arguments refused: {message}")
+                self._resolved(context, request, verdict, "deny", f"edited arguments refused: {message}")
                 return _ended(
                     subject, "failed", "APPROVAL_EDIT_INVALID", message or "The edited arguments are invalid"
                 )
         edited = canonical != subject.canonical_arguments
-        self._resolved(context, request, decision.kind, decision.reason, canonical, edited)
+        if edited:
+            again = subject.verdict(json.loads(canonical))
+            if again.decision == "deny":  # an edit cannot carry a call past a rule that denies it
+                message = _policy_denies(subject.label, again) + " with the edited arguments"
+                self._resolved(context, request, again, "deny", message, decided_by="rule")
+                return _ended(subject, "failed", DENIED, message)
+        self._resolved(context, request, verdict, decision.kind, decision.reason, canonical, edited)
         if decision.kind == "approve_always":  # only once the decision is on the record
             self._always.add((subject.label, subject.tool_digest))
-        return self._approval(subject, decision.kind, verdict.rule, canonical, request.request_id)
+        return self._approval(
+            subject, decision.kind, verdict.rule, canonical, request.request_id, decided_by="human"
+        )
 
     def _resolved(
         self,
         context: WorkerContext | None,
         request: ApprovalRequest,
+        verdict: Verdict,
         decision: str,
         reason: str | None,
         canonical: str | None = None,
         edited: bool = False,
+        *,
+        decided_by: DecidedBy | None = "human",
     ) -> None:
         digest = (
             arguments_digest(json.loads(canonical)) if canonical is not None else request.arguments_digest
@@ -397,9 +442,16 @@ class ApprovalGate:
             arguments_digest=digest,
             edited=edited,
             arguments=json.loads(canonical) if edited and canonical is not None else None,
+            decided_by=None if decision == "cancelled" else decided_by,
+            rules=verdict.rules,
         )
         if decision in APPROVING and self.recorder is not None and isinstance(event, ApprovalResolved):
             self.recorder.record(event)  # raises: an approval that is not on the record does not execute
+
+
+def _policy_denies(label: str, verdict: Verdict) -> str:
+    why = f"rule {verdict.rule}" if verdict.rule is not None else "its default"
+    return f"The approval policy denies {label!r} ({why})"
 
 
 def _schema_then(

@@ -117,7 +117,8 @@ async def test_no_approver_means_deny(tmp_path: Path) -> None:
     recorder = Recorder()
     runtime, _gate, _ = setup(tmp_path, [recorder.tool])
     result = await runtime.invoke("INTERACTION.ACT.TOOL", act())
-    assert result.status == "failed" and result.error.code == "APPROVAL_DENIED"
+    # Not executed, and told apart from a denial (issue 16: three distinct codes).
+    assert result.status == "failed" and result.error.code == "APPROVAL_NO_APPROVER"
     assert recorder.executed == []
 
 
@@ -185,7 +186,7 @@ async def test_r12_a_new_gate_remembers_nothing(tmp_path: Path) -> None:
     fresh = Recorder()
     runtime, _gate, _ = setup(tmp_path, [fresh.tool])
     result = await runtime.invoke("INTERACTION.ACT.TOOL", act())
-    assert result.error.code == "APPROVAL_DENIED" and fresh.executed == []
+    assert result.error.code == "APPROVAL_NO_APPROVER" and fresh.executed == []
 
 
 async def test_r14_approve_once_does_not_cover_other_arguments(tmp_path: Path) -> None:
