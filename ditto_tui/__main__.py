@@ -21,7 +21,9 @@ from ditto_tui.home import StateDirError, append_private, logs_dir
 from ditto_tui.mcp_import import describe, plan_import, write_import
 from ditto_tui.program import GraphLoadError, Program, agent_task, load_program, with_task
 from ditto_tui.sanitize import escape_controls
-from ditto_tui.supervise import JournalRead
+from ditto_tui.supervise import ApprovalPolicy, JournalRead, read_journal
+from ditto_tui.supervise.journal import list_runs
+from ditto_tui.supervise.lint import lint_report
 from ditto_tui.trust import is_trusted, real_path, trust, trusted_workspaces, untrust
 from ditto_tui.workspace import CONFIG_NAME, default_graph, resolve_config, untrusted_notice, user_config_file
 
@@ -36,7 +38,9 @@ The workspace is untrusted until you trust it (`ditto-tui trust DIR`): before th
 graphs/ are never used, and ditto-tui keeps its journals and logs in your state directory, not in it.
 `ditto-tui init` writes a commented ditto.yaml for a folder of your own and trusts it.
 Config: --config FILE, else a trusted workspace's ditto.yaml, else your own (in the config directory),
-else the built-in defaults. Global options may stand before or after the command.
+else the built-in defaults. Approval rules add up in layers (the built-in defaults or your own, the
+workspace's or --config, then --policy FILE): every rule that matches counts, and the strictest
+decision wins. Global options may stand before or after the command.
 
 The app opens on the Run screen: the graph, a live timeline and the detail of what you select. A call
 that needs approval opens the approval view: a approves once, s approves the tool for the session,
@@ -57,6 +61,15 @@ class _Option:
 
 _OPTIONS = (
     _Option(("--config",), "config", None, {"metavar": "FILE", "help": "the config file (see above)"}),
+    _Option(
+        ("--policy",),
+        "policy",
+        None,
+        {
+            "metavar": "FILE",
+            "help": "approval rules (approval.rules only) above every other layer; the strictest match wins",
+        },
+    ),
     _Option(("--workspace",), "workspace", ".", {"metavar": "DIR", "help": "the workspace (default: .)"}),
     _Option(
         ("--headless",),
@@ -93,18 +106,20 @@ _OPTIONS = (
     ),
 )
 
-_RUN_OPTIONS = frozenset({"config", "workspace", "headless", "approve", "no_journal", "task", "input"})
+_RUN_OPTIONS = frozenset(
+    {"config", "policy", "workspace", "headless", "approve", "no_journal", "task", "input"}
+)
 APPLIES: dict[str | None, frozenset[str]] = {
     None: _RUN_OPTIONS,
     "run": _RUN_OPTIONS,
-    "mcp": frozenset({"config", "workspace"}),
+    "mcp": frozenset({"config", "policy", "workspace"}),
     "mcp import": frozenset({"config", "workspace"}),
     "mcp login": frozenset({"config", "workspace"}),
     "mcp logout": frozenset(),
     "runs": frozenset({"workspace"}),
     "replay": frozenset({"workspace"}),
     "audit": frozenset({"workspace"}),
-    "policy": frozenset({"config", "workspace"}),
+    "policy": frozenset({"config", "policy", "workspace"}),
     "trust": frozenset(),
     "untrust": frozenset(),
     "init": frozenset(),
@@ -137,6 +152,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_mcp_import(mcp_commands)
     _add_mcp_sign_in(mcp_commands)
     runs_cli.add_commands(commands)
+    _add_policy_lint(commands)
     trust = commands.add_parser(
         "trust",
         help="trust a workspace: use its ditto.yaml and graphs",
@@ -193,6 +209,19 @@ def _add_mcp_sign_in(commands: argparse._SubParsersAction[argparse.ArgumentParse
     logout.add_argument("server", help="the server's name")
 
 
+def _add_policy_lint(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``policy lint`` beside ``policy check`` (whose parser ``runs_cli`` builds)."""
+    policy = commands.choices["policy"]
+    below = next(action for action in policy._actions if isinstance(action, argparse._SubParsersAction))
+    below.add_parser(
+        "lint",
+        help="rules that can never decide, and rules no recorded run matched",
+        description="Check the approval rules of every layer (built-in or your own, the workspace's or "
+        "--config, --policy): rules a stricter rule always overrides (shadowed), and rules that matched "
+        "no call of the workspace's recorded runs (unused). Exits 1 when it finds one.",
+    )
+
+
 def _command_name(args: argparse.Namespace) -> str | None:
     """``run``, ``mcp``, ``mcp import``…: the command as APPLIES names it."""
     if args.command == "mcp" and getattr(args, "mcp_command", None):
@@ -236,9 +265,18 @@ def say(text: str, file: TextIO | None = None) -> None:
     print("\n".join(escape_controls(line) for line in lines), file=file or sys.stderr)
 
 
-def _config(path: str | None, workspace: Path) -> RuntimeConfig:
-    """The run's config as :func:`ditto_tui.workspace.resolve_config` resolves it."""
-    return resolve_config(path, workspace).config
+def _config(path: str | None, workspace: Path, policy: str | None = None) -> RuntimeConfig:
+    """The run's config as :func:`ditto_tui.workspace.resolve_config` resolves it (``--policy`` on top)."""
+    return resolve_config(path, workspace, policy=policy).config
+
+
+def _policy_lint(args: argparse.Namespace, workspace: Path) -> int:
+    """``policy lint``: print each finding (``FILE:LINE: kind: rule: why``) and a summary."""
+    policy = ApprovalPolicy.from_config(_config(args.config, workspace, args.policy).approval)
+    journals = [read_journal(summary.path) for summary in list_runs(workspace)]
+    lines, code = lint_report(policy, journals)
+    say("\n".join(lines), sys.stdout)
+    return code
 
 
 def _notice(args: argparse.Namespace, workspace: Path) -> None:
@@ -297,9 +335,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _command_name(args) == "mcp import":
             return _mcp_import(args, workspace)
         _notice(args, workspace)
+        if args.command == "policy" and args.policy_command == "lint":
+            return _policy_lint(args, workspace)
         if args.command in runs_cli.COMMANDS:
-            return runs_cli.run_command(args, _config, _open_replay)
-        config = _config(args.config, workspace)
+            return runs_cli.run_command(
+                args, lambda path, root: _config(path, root, args.policy), _open_replay
+            )
+        config = _config(args.config, workspace, args.policy)
         if _command_name(args) == "mcp login":
             return _mcp_login_command(args.server, config, workspace, browser=not args.no_browser)
         if args.command == "mcp":

@@ -8,6 +8,12 @@ is used unless the user trusted the folder (``ditto-tui trust``) or named the fi
 - config: ``--config FILE`` > ``W/ditto.yaml`` when W is trusted > ``<user config dir>/ditto.yaml`` >
   the built-in defaults (``ditto_tui/agent/ditto.yaml``);
 - graph: ``run GRAPH`` > ``W/graphs/react_agent.py`` when W is trusted > the packaged agent graph.
+
+The approval rules come in layers, lowest first (API.md section 10): the built-in defaults (used when no
+file of yours replaces them), your own ``ditto.yaml``, the config the run uses (a trusted workspace's, or
+``--config FILE``), and ``--policy FILE``. Every rule of every layer counts and the strictest decision
+wins, so a layer above can make a call stricter, never looser: a deny in your own file holds in every
+workspace you trust.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ditto_tui.config import RuntimeConfig, load_runtime_config_file
+from ditto_tui.config import ApprovalRule, RuntimeConfig, load_approval_rules, load_runtime_config_file
 from ditto_tui.home import config_dir
 from ditto_tui.trust import is_trusted
 
@@ -44,25 +50,66 @@ def user_config_file(env: Mapping[str, str] | None = None) -> Path:
     return config_dir(env) / CONFIG_NAME
 
 
-def resolve_config(given: str | None, workspace: Path, env: Mapping[str, str] | None = None) -> Resolved:
-    """The config of a run in ``workspace``: ``given`` (``--config``) first, then as the module says."""
+def resolve_config(
+    given: str | None,
+    workspace: Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    policy: str | None = None,
+) -> Resolved:
+    """The config of a run in ``workspace``: ``given`` (``--config``) first, then as the module says; its
+    approval rules are those of every layer, ``policy`` (``--policy FILE``) the highest."""
     env = os.environ if env is None else env
-    for candidate in _config_candidates(given, workspace, env):
+    for candidate, layer in _config_candidates(given, workspace, env):
         if candidate is not None:
-            config = load_runtime_config_file(candidate, env, workspace=workspace)
+            config = load_runtime_config_file(candidate, env, workspace=workspace, layer=layer)
+            config = _layered(config, candidate, layer, workspace, env, policy)
             return Resolved(config=config, source=os.fspath(candidate))
-    config = load_runtime_config_file(BUILTIN_CONFIG, env, workspace=workspace)
+    config = load_runtime_config_file(BUILTIN_CONFIG, env, workspace=workspace, layer="built-in")
+    config = _layered(config, BUILTIN_CONFIG, "built-in", workspace, env, policy)
     return Resolved(config=config, source="built-in defaults")
 
 
-def _config_candidates(given: str | None, workspace: Path, env: Mapping[str, str]) -> list[Path | None]:
+def _config_candidates(
+    given: str | None, workspace: Path, env: Mapping[str, str]
+) -> list[tuple[Path | None, str]]:
     local = workspace / CONFIG_NAME
     user = user_config_file(env)
     return [
-        Path(given) if given is not None else None,
-        local if local.is_file() and is_trusted(workspace, env) else None,
-        user if user.is_file() else None,
+        (Path(given) if given is not None else None, "config"),
+        (local if local.is_file() and is_trusted(workspace, env) else None, "workspace"),
+        (user if user.is_file() else None, "user"),
     ]
+
+
+def _layered(
+    config: RuntimeConfig,
+    base: Path,
+    layer: str,
+    workspace: Path,
+    env: Mapping[str, str],
+    policy: str | None,
+) -> RuntimeConfig:
+    """``config`` (read from ``base``) with the approval rules of every layer: the user's below a
+    workspace's or ``--config``'s own, ``--policy``'s above them all."""
+    rules: list[ApprovalRule] = []
+    user = user_config_file(env)
+    if layer in ("workspace", "config") and user.is_file() and not _same_file(user, base):
+        rules += load_approval_rules(user, env, layer="user", workspace=workspace)
+    rules += config.approval.rules
+    if policy is not None:
+        rules += load_approval_rules(policy, env, layer="policy", workspace=workspace, policy_file=True)
+    if len(rules) == len(config.approval.rules):
+        return config
+    approval = config.approval.model_copy(update={"rules": tuple(rules)})
+    return config.model_copy(update={"approval": approval})
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return one.samefile(other)
+    except OSError:
+        return False
 
 
 def default_graph(workspace: Path, env: Mapping[str, str] | None = None) -> Path:

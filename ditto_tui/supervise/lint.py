@@ -1,0 +1,127 @@
+"""``ditto-tui policy lint``: rules that can never decide, and rules no recorded call matched.
+
+Both checks are conservative: a finding is always true, but not every such rule is found.
+
+- **Shadowed**: a stricter rule matches every call the rule matches, so the rule never decides (the
+  strictest match wins). This is proved only when the stricter rule has no ``args`` and no ``effects``,
+  needs no hint the rule does not also need, and its glob plainly covers the rule's: the same glob, ``*``
+  (``*:*`` for MCP), a literal prefix followed by ``*`` (``write_*`` covers ``write_text`` and
+  ``write_t*``), or one that matches the rule's glob when that has no wildcard.
+- **Unused**: no call of the recorded runs matched the rule. What a journal does not keep counts as
+  matching: the hints of MCP tools (runs do not record annotations), the effects of a tool the header
+  does not list, and redacted arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any, Literal
+
+from ditto_tui.config import ApprovalRule
+from ditto_tui.supervise.audit import CallRecord, call_records
+from ditto_tui.supervise.journal import JournalRead
+from ditto_tui.supervise.matching import Call, given_hints, rule_matches
+from ditto_tui.supervise.policy import STRICTNESS, ApprovalPolicy, rule_label
+
+_WILDCARDS = frozenset("*?[")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """One rule ``policy lint`` reports, and why."""
+
+    rule: ApprovalRule
+    kind: Literal["shadowed", "unused"]
+    detail: str
+
+    def line(self) -> str:
+        """``FILE:LINE: shadowed: tool:write_text → allow: …`` (where the rule was written first)."""
+        return f"{self.rule.source}: {self.kind}: {rule_label(self.rule)}: {self.detail}"
+
+
+def glob_covers(outer: str, inner: str, *, mcp: bool = False) -> bool:
+    """Whether glob ``outer`` certainly matches every name glob ``inner`` matches (see the module)."""
+    if outer == inner or outer == "*" or (mcp and outer == "*:*"):
+        return True
+    if not _WILDCARDS & set(inner):
+        return fnmatchcase(inner, outer)
+    prefix = outer[:-1]
+    return outer.endswith("*") and not _WILDCARDS & set(prefix) and inner.startswith(prefix)
+
+
+def covers(stricter: ApprovalRule, rule: ApprovalRule) -> bool:
+    """Whether ``stricter`` certainly matches every call ``rule`` matches."""
+    if stricter.args or stricter.effects is not None:
+        return False
+    needed = given_hints(rule)
+    if any(needed.get(name) != value for name, value in given_hints(stricter).items()):
+        return False
+    if stricter.tool is not None and rule.tool is not None:
+        return glob_covers(stricter.tool, rule.tool)
+    if stricter.mcp is not None and rule.mcp is not None:
+        return glob_covers(stricter.mcp, rule.mcp, mcp=True)
+    return False
+
+
+def shadowed(policy: ApprovalPolicy) -> list[Finding]:
+    """The rules a stricter rule covers: they never decide."""
+    findings = []
+    for rule in policy.rules:
+        stricter = [
+            other
+            for other in policy.rules
+            if STRICTNESS[other.decision] > STRICTNESS[rule.decision] and covers(other, rule)
+        ]
+        if stricter:
+            detail = (
+                f"never decides: {rule_label(stricter[0])} ({stricter[0].source}) matches every call it does"
+            )
+            findings.append(Finding(rule=rule, kind="shadowed", detail=detail))
+    return findings
+
+
+def recorded_call(header: Mapping[str, Any], record: CallRecord) -> Call:
+    """A recorded call as the rules see it; what the journal did not keep counts as unknown."""
+    arguments = record.arguments if isinstance(record.arguments, Mapping) and not record.redacted else None
+    if record.server is not None:
+        return Call(mcp=record.tool, arguments=arguments, annotations_known=False)
+    tools = header.get("tools")
+    known = tools.get(record.tool) if isinstance(tools, Mapping) else None
+    effects = known.get("effects") if isinstance(known, Mapping) else None
+    listed = isinstance(effects, list) and all(isinstance(effect, str) for effect in effects)
+    return Call(
+        tool=record.tool, effects=effects if listed else None, arguments=arguments, effects_known=listed
+    )
+
+
+def unused(policy: ApprovalPolicy, journals: Iterable[JournalRead]) -> list[Finding]:
+    """The rules that no call of ``journals`` matched (or could have matched)."""
+    left = list(policy.rules)
+    calls = 0
+    for journal in journals:
+        for record in call_records(journal):
+            calls += 1
+            call = recorded_call(journal.header, record)
+            left = [rule for rule in left if rule_matches(rule, call) is False]
+    detail = f"matched none of the {calls} recorded calls"
+    return [Finding(rule=rule, kind="unused", detail=detail) for rule in left]
+
+
+def lint(policy: ApprovalPolicy, journals: Iterable[JournalRead]) -> list[Finding]:
+    """Every finding: the shadowed rules, then the unused ones, each in the order of the rules."""
+    return shadowed(policy) + unused(policy, journals)
+
+
+def lint_report(policy: ApprovalPolicy, journals: list[JournalRead]) -> tuple[list[str], int]:
+    """What ``policy lint`` prints, and its exit code (1 when it found something). Without recorded runs
+    there is nothing to say about unused rules, and it says so."""
+    findings = shadowed(policy) + (unused(policy, journals) if journals else [])
+    lines = [finding.line() for finding in findings]
+    runs = f"{len(journals)} recorded run(s)" if journals else "no recorded runs (unused rules not checked)"
+    lines.append(f"{len(policy.rules)} rule(s), {len(findings)} finding(s); checked against {runs}")
+    return lines, 1 if findings else 0
+
+
+__all__ = ["Finding", "covers", "glob_covers", "lint", "lint_report", "recorded_call", "shadowed", "unused"]
