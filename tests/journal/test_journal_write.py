@@ -55,7 +55,9 @@ async def test_every_event_of_a_headless_run_is_one_journal_line(tmp_path: Path)
     header, *lines = _raw_lines(path)
     assert header["kind"] == "journal" and header["run_id"] == printed[0]["run_id"] == path.stem
     assert header["program"] == "recorded-steps" and header["approver"] == "fixed answer (--approve allow)"
-    assert header["policy"] == [{"tool": "record_*", "decision": "ask"}]
+    # Each rule as written, and where: the provenance a decision names (issue 16).
+    source = {"file": str(root / "ditto.yaml"), "line": 6, "layer": "config"}
+    assert header["policy"] == [{"tool": "record_*", "decision": "ask", "source": source}]
     assert header["tools"]["record_step"]["requiresApproval"] is True
     for line in lines:
         line.pop("links", None)

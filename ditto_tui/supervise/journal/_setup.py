@@ -13,6 +13,7 @@ from ditto_tui.interaction.tools import ToolRegistry
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
 from ditto_tui.supervise.gate import ApprovalGate
 from ditto_tui.supervise.journal._writer import RunJournal
+from ditto_tui.supervise.policy import rule_record
 
 
 def describe_approver(approver: object) -> str:
@@ -34,11 +35,12 @@ def _user() -> str:
 
 
 def run_about(*, program: str, gate: ApprovalGate, tools: ToolRegistry, approver: object) -> dict[str, Any]:
-    """What a journal header records beside the run: program, policy, tools, approver and user."""
+    """What a journal header records beside the run: program, policy (every rule as written, with its file,
+    line and layer), tools, approver and user."""
     definitions = (tools.definition(name) for name in tools.names())
     return {
         "program": program,
-        "policy": [_rule(rule.tool, rule.mcp, rule.decision) for rule in gate.policy.rules],
+        "policy": [rule_record(rule) for rule in gate.policy.rules],
         "mcp_default": gate.policy.mcp_default,
         "approval_timeout": gate.timeout,
         "tools": {
@@ -53,11 +55,6 @@ def run_about(*, program: str, gate: ApprovalGate, tools: ToolRegistry, approver
         "approver": describe_approver(approver),
         "user": _user(),
     }
-
-
-def _rule(tool: str | None, mcp: str | None, decision: str) -> dict[str, str]:
-    subject = {"tool": tool} if tool is not None else {"mcp": mcp or ""}
-    return {**subject, "decision": decision}
 
 
 def create_run_journal(
