@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import urllib.parse
@@ -187,9 +188,11 @@ class McpSource:
         return self.registry.known_capability(server, name)
 
     def verdict(self, server: str, tool: str) -> Verdict:
-        """Which approval rule applies to ``server:tool`` (the MCP default when none matches)."""
+        """Which approval rule applies to ``server:tool`` (the MCP default when none matches); no call is
+        known here, so its ``rule`` also says which rules on arguments could change the verdict."""
         capability = self.registry.known_capability(server, tool)
-        return self.policy.for_mcp(server, tool, capability.annotations if capability else None)
+        verdict = self.policy.for_mcp(server, tool, capability.annotations if capability else None)
+        return dataclasses.replace(verdict, rule=verdict.shown_rule)
 
     def change(self, server: str, tool: str) -> McpToolChange | None:
         """The open definition change of a tool, if it moved from the definition first seen."""

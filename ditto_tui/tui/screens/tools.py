@@ -24,8 +24,10 @@ from ditto_tui.interaction import McpRegistry, RegisteredTool, ToolDefinition, T
 from ditto_tui.runtime import Runtime
 from ditto_tui.sandbox import Sandbox
 from ditto_tui.supervise import ApprovalPolicy, Verdict
+from ditto_tui.supervise.policy import DEPENDS
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.text import render_untrusted, untrusted_json
+from ditto_tui.tui.widgets.pending import PendingBadge
 
 __all__ = [
     "McpToolRow",
@@ -171,7 +173,7 @@ def _detail(row: ToolRow) -> Text:
     rule = row.verdict.rule or (
         "default: the tool requires approval" if definition.requires_approval else "default"
     )
-    _field(text, "approval", f"{row.verdict.decision} ({rule})")
+    _field(text, "approval", _approval_text(row.verdict, rule))
     if row.always:
         _field(text, "granted", "always approved for this session")
     _field(text, "sandbox", _PERMITTED if row.permitted else f"{_DENIED}: {row.denial or 'not granted'}")
@@ -199,11 +201,17 @@ def _mcp_detail(row: McpToolRow) -> Text:
     text.append("\n\n")
     _field(text, "server", row.server)
     _field(text, "hints", _hints_text(capability))
-    _field(text, "approval", f"{row.verdict.decision} ({row.verdict.rule or 'default: MCP tools ask'})")
+    _field(text, "approval", _approval_text(row.verdict, row.verdict.rule or "default: MCP tools ask"))
     _field(text, "sandbox", _PERMITTED if row.permitted else f"{_DENIED}: server not in sandbox.mcp")
     text.append("\ninput schema\n", style="bold")
     text.append_text(untrusted_json(dict(capability.input_schema or {})))
     return text
+
+
+def _approval_text(verdict: Verdict, rule: str) -> str:
+    """``ask (rule)``, and which rules on arguments could change that, since a listing has no call."""
+    depends = f"; {DEPENDS}: {', '.join(verdict.depends)}" if verdict.depends else ""
+    return f"{verdict.decision} ({rule}){depends}"
 
 
 def _field(text: Text, label: str, value: str) -> None:
@@ -282,6 +290,7 @@ class ToolsScreen(Guarded, Screen[None]):
             yield DataTable(id="tools-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="tools-detail-scroll"):
                 yield Static(id="tools-detail")
+        yield PendingBadge(id="pending-badge")
         yield Footer()
 
     def on_mount(self) -> None:
