@@ -13,7 +13,14 @@ from typing import Any, TextIO
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.sanitize import escape_controls, escape_unprintable
 from ditto_tui.supervise import ApprovalPolicy
-from ditto_tui.supervise.audit import CallRecord, PolicyCheck, call_records, decided_by, policy_check
+from ditto_tui.supervise.audit import (
+    NO_DECISION,
+    CallRecord,
+    PolicyCheck,
+    call_records,
+    decided_by,
+    policy_check,
+)
 from ditto_tui.supervise.journal import JournalRead, RunSummary, find_journal, list_runs, read_journal
 
 COMMANDS = frozenset({"runs", "replay", "audit", "policy"})
@@ -222,11 +229,13 @@ def _print_record(header: Mapping[str, Any], record: CallRecord, out: TextIO) ->
         rule = safe(record.rule) if record.rule else "the tool asks"
         lines.append(("requested", f"{clock(record.requested_at)}  {rule}  ({safe(record.request_id)})"))
     who = safe(decided_by(header, record))
+    reason = f": {safe(record.reason)}" if record.reason else ""
     if record.decision is None:
         lines.append(("decided", f"by {who}"))
+    elif record.decision in NO_DECISION:
+        lines.append(("decided", f"{clock(record.decided_at)}  {NO_DECISION[record.decision]}{reason}"))
     else:
         edited = " (arguments edited)" if record.edited else ""
-        reason = f": {safe(record.reason)}" if record.reason else ""
         lines.append(("decided", f"{clock(record.decided_at)}  {record.decision}{edited} by {who}{reason}"))
     lines.append(("arguments", _arguments(record.arguments)))
     if record.edited and record.executed_arguments is not None:

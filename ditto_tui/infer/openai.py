@@ -78,8 +78,10 @@ class OpenAICompatibleProvider:
         except httpx.HTTPError as exc:
             if reader.pieces:
                 raise reader.cut() from None
+            detail = self._public(str(exc))
             raise InferError(
-                f"cannot reach the model endpoint: {self._public(type(exc).__name__ + ': ' + str(exc))}",
+                f"cannot reach the model endpoint: {_transport_problem(exc)}"
+                + (f" ({detail})" if detail else ""),
                 code="INFER_CONNECT",
                 retryable=True,
             ) from None
@@ -123,6 +125,21 @@ class OpenAICompatibleProvider:
             retryable=status in (408, 409, 429) or status >= 500,
             status=status,
         )
+
+
+def _transport_problem(exc: httpx.HTTPError) -> str:
+    """What went wrong on the way to the endpoint, in words rather than httpx's class name."""
+    if isinstance(exc, httpx.ConnectError):
+        return "the connection failed"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "the endpoint broke the HTTP protocol"
+    if isinstance(exc, httpx.ProxyError):
+        return "the proxy refused the request"
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        return "the URL scheme is not supported"
+    if isinstance(exc, httpx.NetworkError):
+        return "the connection broke"
+    return "the request failed"
 
 
 def create_openai_compatible_provider(

@@ -12,7 +12,7 @@ from ditto_tui.errors import DittoError, ToolValidationError, ValidationError
 from ditto_tui.interaction.web_results import normalise_results
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sandbox import canonical_origin
-from ditto_tui.sanitize import REDACTED, sanitize_public_message
+from ditto_tui.sanitize import REDACTED, exception_label, sanitize_public_message
 from ditto_tui.signal import CancelSignal
 
 MAX_QUERY_CHARS = 600
@@ -148,6 +148,12 @@ def parse_request(args: object) -> WebSearchInput:
     return {"query": _query(args.get("query")), "limit": limit}
 
 
+def _provider_failure(error: Exception) -> str:
+    """What a provider's own exception was, in words; its text stays out (it may hold a key or a path)."""
+    label = exception_label(error)
+    return f"web search provider failed: {label}" if label else "web search provider failed unexpectedly"
+
+
 def _failed(error: WebSearchError) -> dict[str, Any]:
     metadata: dict[str, Any] = {"reason": error.reason}
     if error.http_status is not None:
@@ -226,11 +232,7 @@ class WebSearchTool:
                 raise
             return _cancelled()
         except Exception as error:  # the provider is a port: whatever it raises becomes one failed result
-            return _failed(
-                WebSearchError(
-                    f"web search provider failed ({type(error).__name__})", reason="provider_error"
-                )
-            )
+            return _failed(WebSearchError(_provider_failure(error), reason="provider_error"))
         if isinstance(hits, str | bytes) or not isinstance(hits, Sequence):
             return _failed(
                 WebSearchError("web search provider returned no result list", reason="provider_error")

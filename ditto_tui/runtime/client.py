@@ -35,7 +35,7 @@ from ditto_tui.runtime.events import (
 from ditto_tui.runtime.graph import Graph, GraphNode, LoopDefinition
 from ditto_tui.runtime.worker import NodeHandler, Services, WorkerContext, WorkerDefinition
 from ditto_tui.sandbox import Sandbox, SandboxExecutor, SandboxPermissions
-from ditto_tui.sanitize import public_message_from_exception
+from ditto_tui.sanitize import exception_label, public_message_from_exception
 from ditto_tui.signal import CancelSignal
 
 logger = logging.getLogger(__name__)
@@ -67,8 +67,16 @@ def _given_input(input: Any, _deps: Any) -> Any:
 
 
 def _describe(error: BaseException) -> str:
+    """What failed, in the words of :func:`public_message_from_exception` (``MCP call failed: …``,
+    ``cancelled``), never a class name; unsanitised, since the exception raised to the application
+    keeps the whole story (events carry the public form)."""
     message = error.message if isinstance(error, DittoError) else str(error)
-    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+    label = exception_label(error)
+    if label is None:
+        return message or "unexpected error"
+    if not message or message.casefold().startswith(label.casefold()):
+        return message or label
+    return f"{label}: {message}"
 
 
 class Runtime:
@@ -101,7 +109,7 @@ class Runtime:
         self._disposed = False
 
     def _public(self, error: BaseException) -> str:
-        """``error`` as events carry it: ``Type: message`` on one line without secrets, absolute paths or
+        """``error`` as events carry it: what failed, in words, on one line without secrets, absolute paths or
         control characters, since events reach the UI, headless output and the journal."""
         config = self.services.config
         secrets = config.secret_values() if config is not None else ()

@@ -40,6 +40,12 @@ NOT_EXECUTED = frozenset(
 )
 """Error codes of results the approval gate returned without executing the call."""
 
+NO_DECISION: Mapping[str, str] = {
+    "timeout": "timed out: no one decided within the approval timeout",
+    "cancelled": "cancelled: the call was withdrawn while its approval was pending",
+}
+"""What a request that no one decided on came to, in words, by its recorded decision."""
+
 
 def arguments_diff(asked: Any, ran: Any) -> list[str]:
     """An edit of a call's arguments as unified-diff lines of their pretty JSON, asked → executed."""
@@ -78,6 +84,7 @@ class CallRecord:
     status: str | None = None
     error_code: str | None = None
     error: str | None = None
+    cancelled: bool = False
     duration_ms: float | None = None
     observation: str | None = None
     delivery: str | None = None
@@ -127,7 +134,7 @@ class CallRecord:
         if self.status is None:
             return "no result: the journal ends before the call does"
         if self.status == "raised":
-            return f"raised {self.error}"
+            return "was cancelled" if self.cancelled else f"error: {self.error or 'unexpected error'}"
         if self.error_code in NOT_EXECUTED:
             return f"not executed: {self.error_code}"
         return self.status if self.error_code is None else f"{self.status}: {self.error_code}"
@@ -164,6 +171,7 @@ class _Trail:
             record = self._running.pop(event.execution_id, None)
             if record is not None:
                 record.status, record.error, record.duration_ms = "raised", event.error, event.duration_ms
+                record.cancelled = event.cancelled or event.error_type == "CancelledError"
 
     def _started(self, event: NodeStarted, entry: JournalEntry) -> None:
         call = field_of(event.input, "call", "call")
@@ -264,14 +272,12 @@ def verdict_for(policy: ApprovalPolicy, header: Mapping[str, Any], record: CallR
 
 
 def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
-    """Who or what decided the call: the approver, a timeout, a withdrawal, the policy or a grant."""
+    """Who or what decided the call: the approver, no one (a timeout, a withdrawal), the policy or a grant."""
     approver = str(header.get("approver") or "the approver")
     if record.decision in DECISION_KINDS:
         return approver
-    if record.decision == "timeout":
-        return "nobody: no decision within the approval timeout"
-    if record.decision == "cancelled":
-        return "nobody: the call was cancelled or withdrawn while pending"
+    if record.decision in NO_DECISION:
+        return "no one"
     policy = recorded_policy(header)
     if policy is None:
         return "not recorded"

@@ -475,7 +475,9 @@ async def test_a_failed_model_call_fails_the_run_naming_the_sample_node(workspac
     )
     with pytest.raises(GraphExecutionError) as caught:
         await harness.run()
-    assert caught.value.node_id == "sample" and "InferError" in caught.value.message
+    assert (
+        caught.value.node_id == "sample" and "Model call failed: script has no turn 2" in caught.value.message
+    )
     assert (
         isinstance(caught.value.__cause__, InferError)
         and caught.value.__cause__.code == "INFER_SCRIPT_EXHAUSTED"

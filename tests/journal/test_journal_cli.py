@@ -9,7 +9,14 @@ import pytest
 
 from ditto_tui.__main__ import main
 from ditto_tui.home import runs_dir
-from ditto_tui.runtime import ApprovalRequested, ApprovalResolved, NodeInfo, NodeStarted, RunStarted
+from ditto_tui.runtime import (
+    ApprovalRequested,
+    ApprovalResolved,
+    NodeFailed,
+    NodeInfo,
+    NodeStarted,
+    RunStarted,
+)
 from ditto_tui.supervise import JournalRead, RunJournal
 from tests.journal.journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, journals, make_workspace
 
@@ -156,6 +163,27 @@ def test_t01_audit_text_shows_escape_sequences_as_text(
     assert code == 0
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "x\\u001b[2J\\u001b]52;c;Y3VybA==\\u0007\\u202e" in out
+
+
+def test_a_call_cancelled_while_pending_reads_in_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal = RunJournal(runs_dir(tmp_path))
+    base = {"run_id": "run-cancel", "at": 1.0}
+    journal(RunStarted.trusted({**base, "seq": 1, "plan": "p", "nodes": (NodeInfo(id="a", type="T.X"),)}))
+    call = {"call": {"id": "c-1", "name": "write_text", "arguments": {}}}
+    ids = {"node_id": "a", "node_type": "INTERACTION.ACT.TOOL", "execution_id": "exec-1"}
+    journal(NodeStarted.trusted({**base, "seq": 2, **ids, "input": call}))
+    request = {"request_id": "r-1", "call_id": "c-1", "tool": "write_text", "arguments_digest": "d"}
+    journal(ApprovalRequested.trusted({**base, "seq": 3, **request, "node_id": "a", "tool_digest": "t"}))
+    journal(ApprovalResolved.trusted({**base, "seq": 4, **request, "decision": "cancelled"}))
+    old = {"error_type": "CancelledError", "error": "CancelledError", "cancelled": True}  # as once recorded
+    journal(NodeFailed.trusted({**base, "seq": 5, **ids, **old, "duration_ms": 1.0}))
+    code, out, _ = _run(capsys, "audit", "run-cancel", "--workspace", str(tmp_path))
+    assert code == 0
+    assert "cancelled: the call was withdrawn while its approval was pending" in out
+    assert "executed   was cancelled" in out
+    assert "nobody" not in out and "by no one" not in out and "CancelledError" not in out
 
 
 def test_replay_reads_the_run_and_opens_it(

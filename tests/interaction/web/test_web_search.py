@@ -384,7 +384,7 @@ async def _run(provider: ScriptedProvider) -> ExternalResult:
 async def test_any_provider_error_is_one_sanitised_failure() -> None:
     result = await _run(ScriptedProvider(RuntimeError(f"boom at /home/alice/.secret with {KEY}")))
     assert reason(result) == "provider_error"
-    assert result.error is not None and result.error.message == "web search provider failed (RuntimeError)"
+    assert result.error is not None and result.error.message == "web search provider failed unexpectedly"
     not_a_list = await _run(ScriptedProvider({"title": "x"}))
     assert reason(not_a_list) == "provider_error"
 
