@@ -207,7 +207,11 @@ def load_scripted_provider(path: str | os.PathLike[str]) -> ScriptedProvider:
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the model script {file.name!r}: {type(exc).__name__}") from None
+        if isinstance(exc, OSError):
+            reason = (exc.strerror or "it cannot be opened").lower()
+        else:
+            reason = "it is not UTF-8 text"
+        raise ConfigError(f"cannot read the model script {file.name!r}: {reason}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

@@ -241,7 +241,7 @@ class ToolRegistry:
         try:
             tool.validate(arguments)
         except Exception as exc:
-            message = sanitize_public_message(str(exc) or type(exc).__name__)
+            message = sanitize_public_message(str(exc)) or "no reason given"
             raise ToolValidationError(f"tool {definition.name!r} refused its arguments: {message}") from exc
 
     async def execute(self, prepared: PreparedCall, context: WorkerContext) -> ExternalResult:
