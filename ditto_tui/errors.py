@@ -134,3 +134,14 @@ class McpError(DittoError):
 
     title = "MCP error"
     code = "MCP_ERROR"
+
+
+class RunAbortedError(DittoError):
+    """A person aborted the run at a breakpoint; ``node_id`` names the node it was paused before."""
+
+    title = "Run aborted"
+    code = "RUN_ABORTED"
+
+    def __init__(self, message: str, *, node_id: str | None = None) -> None:
+        super().__init__(message)
+        self.node_id = node_id

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, TextIO
 
@@ -61,10 +62,13 @@ async def run_headless(
     out: TextIO | None = None,
     err: TextIO | None = None,
     journal: bool = True,
+    breakpoints: Sequence[str] = (),
 ) -> int:
     """Run ``program``, print every event as JSON; 0 when the run finishes, 1 with a reason when not.
 
     The run is journaled in the user's state directory (``ditto-tui runs``) unless ``journal`` is False.
+    ``breakpoints`` (``--break NODE_GLOB``) need a person to ask: headless, with only ``--approve`` to
+    answer, the run refuses to start and says so.
     """
     out = out or sys.stdout
     err = err or sys.stderr
@@ -77,9 +81,9 @@ async def run_headless(
             runtime = session.runtime
             runtime.subscribe(lambda event: print(event_json(event), file=out, flush=True))
             if isinstance(program.plan, Graph):
-                await runtime.run(program.plan, program.initial)
+                await runtime.run(program.plan, program.initial, breakpoints=breakpoints or None)
             else:
-                await runtime.loop(program.plan, program.initial)
+                await runtime.loop(program.plan, program.initial, breakpoints=breakpoints or None)
     except (DittoError, Exception) as exc:
         print(f"ditto-tui: run failed: {_failure(exc, workspace)}", file=err)
         return 1

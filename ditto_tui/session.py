@@ -23,8 +23,9 @@ from ditto_tui.infer import create_infer_worker, resolve_provider
 from ditto_tui.interaction import McpRegistry, ToolRegistry, create_interaction_worker
 from ditto_tui.program import Program
 from ditto_tui.runtime import Runtime, WorkerDefinition, create_ditto
+from ditto_tui.runtime.breakpoints import Breakpoints
 from ditto_tui.sandbox import create_local_sandbox_executor
-from ditto_tui.supervise import ApprovalGate, Inbox, RunJournal
+from ditto_tui.supervise import ApprovalGate, Inbox, InboxBreakpoints, RunJournal
 from ditto_tui.supervise.journal import create_run_journal
 from ditto_tui.supervise.mcp_requests import McpRequests
 from ditto_tui.supervise.sign_in import InboxAuthorizer
@@ -107,6 +108,11 @@ class RunSession:
         return self.gate.inbox
 
     @property
+    def breakpoints(self) -> Breakpoints:
+        """The session's live breakpoints (``b`` on a node, step mode): every run consults them."""
+        return self.runtime.breakpoints
+
+    @property
     def journal(self) -> RunJournal | None:
         """The run journal, the gate's decision recorder."""
         recorder = self.gate.recorder
@@ -140,6 +146,8 @@ async def open_runtime(
     and on the record of the journal. With no approver, or one that answers by itself, the ``mcp:``
     policy decides and ``notice`` is told in one line. A server that needs a sign-in asks the person
     through the inbox too; with no person to ask, it fails saying to run ``ditto-tui mcp login``.
+    Breakpoints ask the person through the inbox (:class:`InboxBreakpoints`); with no person, a run
+    with breakpoints refuses to start.
     """
     inbox = approver if isinstance(approver, Inbox) else Inbox(approver)
     requests = client_requests(program, config, workspace, inbox, automatic=approver is None, notice=notice)
@@ -152,6 +160,8 @@ async def open_runtime(
         )
         session = RunSession(runtime=runtime, gate=gate, mcp=mcp, client_requests=requests)
         requests.recorder = session.journal
+        if not requests.unattended:  # a person is there: breakpoints wait in the inbox for them
+            runtime.approver = InboxBreakpoints(inbox, session.journal)
         if sign_in is not None:
             sign_in.attach(session.journal)
         try:

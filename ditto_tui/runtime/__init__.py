@@ -1,12 +1,21 @@
 """The runtime: workers, graphs, loops, events and the client that runs them."""
 
 from ditto_tui.config import RuntimeConfig, load_runtime_config_file
-from ditto_tui.errors import GraphExecutionError, LoopLimitError, UnknownNodeError
+from ditto_tui.errors import GraphExecutionError, LoopLimitError, RunAbortedError, UnknownNodeError
+from ditto_tui.runtime.breakpoints import (
+    BreakpointApprover,
+    BreakpointDecision,
+    BreakpointRequest,
+    Breakpoints,
+    parse_json_edit,
+)
 from ditto_tui.runtime.client import Runtime, create_ditto
 from ditto_tui.runtime.events import (
     AnyEvent,
     ApprovalRequested,
     ApprovalResolved,
+    BreakpointRequested,
+    BreakpointResolved,
     CustomEvent,
     ExecutionEvent,
     LoopIteration,
@@ -26,6 +35,12 @@ __all__ = [
     "AnyEvent",
     "ApprovalRequested",
     "ApprovalResolved",
+    "BreakpointApprover",
+    "BreakpointDecision",
+    "BreakpointRequest",
+    "BreakpointRequested",
+    "BreakpointResolved",
+    "Breakpoints",
     "CancelSignal",
     "CustomEvent",
     "ExecutionEvent",
@@ -41,6 +56,7 @@ __all__ = [
     "NodeInfo",
     "NodeSkipped",
     "NodeStarted",
+    "RunAbortedError",
     "RunFinished",
     "RunStarted",
     "Runtime",
@@ -54,4 +70,5 @@ __all__ = [
     "graph",
     "load_runtime_config_file",
     "loop",
+    "parse_json_edit",
 ]

@@ -21,9 +21,16 @@ from ditto_tui.errors import (
     DittoError,
     GraphExecutionError,
     LoopLimitError,
+    RunAbortedError,
     RuntimeClosedError,
     UnknownNodeError,
     ValidationError,
+)
+from ditto_tui.runtime.breakpoints import (
+    BreakpointApprover,
+    BreakpointDecision,
+    BreakpointRequest,
+    Breakpoints,
 )
 from ditto_tui.runtime.events import (
     EVENT_TYPES,
@@ -44,6 +51,7 @@ _ALWAYS_BUILT = frozenset({"approval_requested", "approval_resolved"})
 """Event kinds built even with no subscriber: the approval gate hands them to its decision recorder."""
 
 Subscriber = Callable[[ExecutionEvent], object]
+BreakpointsArg = Breakpoints | Iterable[str] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +68,92 @@ class _RunFailed(Exception):
         super().__init__(node.id)
         self.node = node
         self.error = error
+
+
+class _Pauses:
+    """One run's breakpoints: the live sets it consults before each node, who is asked, and the nodes the
+    person said not to pause at again in this run."""
+
+    __slots__ = ("_approver", "_not_again", "_run_id", "_runtime", "_sets")
+
+    def __init__(
+        self, runtime: Runtime, sets: tuple[Breakpoints, ...], approver: BreakpointApprover, run_id: str
+    ) -> None:
+        self._runtime = runtime
+        self._sets = sets
+        self._approver = approver
+        self._run_id = run_id
+        self._not_again: set[str] = set()
+
+    def _match(self, node: GraphNode) -> str | None:
+        if node.id in self._not_again:
+            return None
+        for patterns in self._sets:
+            if patterns and (found := patterns.match(node.id, node.type)) is not None:
+                return found
+        return None
+
+    async def before(self, node: GraphNode, node_input: Any, iteration: int | None) -> tuple[bool, Any]:
+        """Pause before ``node`` when a breakpoint matches it: ``(True, input)`` runs the node on ``input``,
+        ``(False, output)`` skips it with ``output``; an abort raises :class:`RunAbortedError`."""
+        pattern = self._match(node)
+        if pattern is None:
+            return True, node_input
+        runtime = self._runtime
+        request = BreakpointRequest(
+            request_id=runtime._new_id("breakpoint"),
+            node_id=node.id,
+            node_type=node.type,
+            input=node_input,
+            run_id=self._run_id,
+            iteration=iteration,
+            pattern=pattern,
+        )
+        identity: dict[str, Any] = {
+            "request_id": request.request_id,
+            "node_id": node.id,
+            "node_type": node.type,
+            "iteration": iteration,
+        }
+        runtime._emit(
+            "breakpoint_requested", self._run_id, {**identity, "pattern": pattern, "input": node_input}
+        )
+        decision = await self._ask(request)
+        runtime._emit(
+            "breakpoint_resolved",
+            self._run_id,
+            {
+                **identity,
+                "action": decision.action,
+                "input": decision.input if decision.action == "edit" else None,
+                "output": decision.output if decision.action == "skip" else None,
+                "again": decision.again,
+                "reason": decision.reason,
+            },
+        )
+        if not decision.again:
+            self._not_again.add(node.id)
+        if decision.action == "abort":
+            why = f": {decision.reason}" if decision.reason else ""
+            raise RunAbortedError(
+                f"run aborted at the breakpoint before node {node.id!r}{why}", node_id=node.id
+            )
+        if decision.action == "skip":
+            return False, decision.output
+        return True, decision.input if decision.action == "edit" else node_input
+
+    async def _ask(self, request: BreakpointRequest) -> BreakpointDecision:
+        """The approver's decision; one that fails or answers nonsense aborts the run (fail closed)."""
+        try:
+            decision = await self._approver.decide(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("the approver failed on breakpoint %r", request.request_id)
+            return BreakpointDecision(action="abort", reason="the approver failed to decide")
+        if not isinstance(decision, BreakpointDecision):
+            return BreakpointDecision(action="abort", reason="the approver gave an invalid decision")
+        return decision
 
 
 def _given_input(input: Any, _deps: Any) -> Any:
@@ -89,7 +183,12 @@ class Runtime:
         workers: Iterable[WorkerDefinition],
         config: RuntimeConfig | None,
         providers: Mapping[str, object],
+        approver: BreakpointApprover | None = None,
     ) -> None:
+        self.approver = approver
+        """Who is asked at a breakpoint (None: nobody, and a run with breakpoints refuses to start)."""
+        self.breakpoints = Breakpoints()
+        """The session's live breakpoints, consulted by every run besides the run's own."""
         self.services = Services(
             sandbox=sandbox, config=config, providers=dict(providers), resources_of=self._resources_of
         )
@@ -338,27 +437,57 @@ class Runtime:
     # -- graphs ---------------------------------------------------------------------------------------
 
     async def run(
-        self, plan: Graph, input: Any = None, *, signal: CancelSignal | None = None
+        self,
+        plan: Graph,
+        input: Any = None,
+        *,
+        signal: CancelSignal | None = None,
+        breakpoints: BreakpointsArg = None,
     ) -> dict[str, Any]:
-        """Run ``plan`` once on ``input``; returns ``{node_id: output}`` for every node."""
+        """Run ``plan`` once on ``input``; returns ``{node_id: output}`` for every node.
+
+        ``breakpoints`` (node globs, or a live :class:`Breakpoints`) pause the run before each matching
+        node and ask :attr:`approver`; with none, breakpoints raise :class:`ValidationError` here.
+        """
         if not isinstance(plan, Graph):
             raise ValidationError("run() needs a graph built with graph(name)")
         self._check_types(plan)
         run_id = self._new_run_id()
+        pauses = self._pauses(breakpoints, run_id)
         self._emit_run_started(run_id, plan, "graph", None)
-        outputs: dict[str, Any] = await self._finish(run_id, self._execute(plan, input, run_id, None, signal))
+        work = self._execute(plan, input, run_id, None, signal, pauses)
+        outputs: dict[str, Any] = await self._finish(run_id, work)
         return outputs
 
     async def loop(
-        self, definition: LoopDefinition, initial: Any, *, signal: CancelSignal | None = None
+        self,
+        definition: LoopDefinition,
+        initial: Any,
+        *,
+        signal: CancelSignal | None = None,
+        breakpoints: BreakpointsArg = None,
     ) -> Any:
-        """Run a loop from ``initial`` state; returns the final state."""
+        """Run a loop from ``initial`` state; returns the final state. ``breakpoints`` as for :meth:`run`:
+        a breakpoint pauses in each iteration until the person answers ``again=False``."""
         if not isinstance(definition, LoopDefinition):
             raise ValidationError("loop() needs a definition built with loop(...)")
         self._check_types(definition.graph)
         run_id = self._new_run_id()
+        pauses = self._pauses(breakpoints, run_id)
         self._emit_run_started(run_id, definition.graph, "loop", definition.max_iterations)
-        return await self._finish(run_id, self._iterate(definition, initial, run_id, signal))
+        return await self._finish(run_id, self._iterate(definition, initial, run_id, signal, pauses))
+
+    def _pauses(self, breakpoints: BreakpointsArg, run_id: str) -> _Pauses | None:
+        """The run's breakpoints, or None when nothing can pause it; breakpoints nobody can answer raise."""
+        given = None if breakpoints is None else Breakpoints.coerce(breakpoints)
+        sets = (self.breakpoints,) if given is None else (self.breakpoints, given)
+        if self.approver is None:
+            if any(sets) or isinstance(breakpoints, Breakpoints):
+                raise ValidationError(
+                    "breakpoints need someone to ask: create_ditto(..., approver=...), or a person in the app"
+                )
+            return None
+        return _Pauses(self, sets, self.approver, run_id)
 
     def _new_run_id(self) -> str:
         if self._closed:
@@ -393,7 +522,7 @@ class Runtime:
             error = exc
             raise
         finally:
-            failed = error.node_id if isinstance(error, GraphExecutionError) else None
+            failed = error.node_id if isinstance(error, GraphExecutionError | RunAbortedError) else None
             self._emit(
                 "run_finished",
                 run_id,
@@ -406,7 +535,12 @@ class Runtime:
             )
 
     async def _iterate(
-        self, definition: LoopDefinition, state: Any, run_id: str, signal: CancelSignal | None
+        self,
+        definition: LoopDefinition,
+        state: Any,
+        run_id: str,
+        signal: CancelSignal | None,
+        pauses: _Pauses | None = None,
     ) -> Any:
         iteration = 0
         while not definition.done(state):
@@ -419,14 +553,21 @@ class Runtime:
                 run_id,
                 {"iteration": iteration, "max_iterations": definition.max_iterations},
             )
-            outputs = await self._execute(definition.graph, definition.bind(state), run_id, iteration, signal)
+            plan_input = definition.bind(state)
+            outputs = await self._execute(definition.graph, plan_input, run_id, iteration, signal, pauses)
             state = definition.update(state, outputs)
         return state
 
     async def _execute(
-        self, plan: Graph, input: Any, run_id: str, iteration: int | None, signal: CancelSignal | None
+        self,
+        plan: Graph,
+        input: Any,
+        run_id: str,
+        iteration: int | None,
+        signal: CancelSignal | None,
+        pauses: _Pauses | None = None,
     ) -> dict[str, Any]:
-        scheduler = _Scheduler(self, plan, input, run_id, iteration, signal)
+        scheduler = _Scheduler(self, plan, input, run_id, iteration, signal, pauses)
         try:
             return await scheduler.run()
         except _RunFailed as failure:
@@ -443,6 +584,7 @@ class Runtime:
         run_id: str,
         iteration: int | None,
         signal: CancelSignal | None,
+        pauses: _Pauses | None = None,
     ) -> Any:
         deps_outputs = {dep: outputs[dep] for dep in node.deps}
         try:
@@ -454,7 +596,10 @@ class Runtime:
                 iteration=iteration,
                 signal=signal,
                 timeout=None,
+                pauses=pauses,
             )
+        except RunAbortedError:
+            raise
         except Exception as exc:
             raise _RunFailed(node, exc) from exc
 
@@ -469,8 +614,10 @@ class Runtime:
         signal: CancelSignal | None,
         timeout: float | None,
         entry: bool = True,
+        pauses: _Pauses | None = None,
     ) -> Any:
-        """Bind and call one node, reporting ``node_started`` and ``node_finished``/``node_failed``."""
+        """Bind and call one node, reporting ``node_started`` and ``node_finished``/``node_failed``; with
+        ``pauses``, a breakpoint may edit its input first, or skip it with an output of the person's."""
         node_id, node_type = node.id, node.type
         execution_id = self._new_id("exec")
         observed = bool(self._subscribers)
@@ -483,20 +630,27 @@ class Runtime:
         }
         try:
             node_input = node.bind(raw_input, deps_outputs)
+            runs, value = True, node_input
+            if pauses is not None:
+                runs, value = await pauses.before(node, node_input, iteration)
+                observed = bool(self._subscribers)
+                node_input = value if runs else node_input
             if observed:
                 self._emit("node_started", run_id, {**identity, "input": node_input})
-            output = await self._call(
-                self._routes[node_type],
-                node_type,
-                node_input,
-                run_id=run_id,
-                node_id=node_id,
-                parent=signal,
-                timeout=timeout,
-                execution_id=execution_id,
-                iteration=iteration,
-                entry=entry,
-            )
+            if runs:
+                value = await self._call(
+                    self._routes[node_type],
+                    node_type,
+                    node_input,
+                    run_id=run_id,
+                    node_id=node_id,
+                    parent=signal,
+                    timeout=timeout,
+                    execution_id=execution_id,
+                    iteration=iteration,
+                    entry=entry,
+                )
+            output = value
         except BaseException as exc:
             if observed:
                 self._emit(
@@ -559,7 +713,17 @@ class Runtime:
 class _Scheduler:
     """Runs one graph: starts every node whose dependencies are done, concurrently when several are."""
 
-    __slots__ = ("_input", "_iteration", "_missing", "_plan", "_run_id", "_runtime", "_signal", "outputs")
+    __slots__ = (
+        "_input",
+        "_iteration",
+        "_missing",
+        "_pauses",
+        "_plan",
+        "_run_id",
+        "_runtime",
+        "_signal",
+        "outputs",
+    )
 
     def __init__(
         self,
@@ -569,8 +733,10 @@ class _Scheduler:
         run_id: str,
         iteration: int | None,
         signal: CancelSignal | None,
+        pauses: _Pauses | None = None,
     ) -> None:
         self._runtime = runtime
+        self._pauses = pauses
         self._plan = plan
         self._input = input
         self._run_id = run_id
@@ -581,7 +747,7 @@ class _Scheduler:
 
     def _start(self, node: GraphNode) -> Any:
         return self._runtime._run_node(
-            self._input, node, self.outputs, self._run_id, self._iteration, self._signal
+            self._input, node, self.outputs, self._run_id, self._iteration, self._signal, self._pauses
         )
 
     def _complete(self, node_id: str, output: Any, ready: list[GraphNode]) -> None:
@@ -626,6 +792,8 @@ class _Scheduler:
         reason = "run cancelled" if isinstance(error, asyncio.CancelledError) else "an upstream node failed"
         if isinstance(error, _RunFailed):
             reason = f"node {error.node.id!r} failed"
+        elif isinstance(error, RunAbortedError):
+            reason = "the run was aborted at a breakpoint"
         for node in self._plan.nodes.values():
             if node.id not in self.outputs and self._missing[node.id] > 0:
                 self._runtime._emit(
@@ -648,12 +816,13 @@ def create_ditto(
     config: RuntimeConfig | None = None,
     workspace: str | os.PathLike[str] = ".",
     providers: Mapping[str, object] | None = None,
+    approver: BreakpointApprover | None = None,
 ) -> Runtime:
     """Build a runtime: a shared sandbox over ``workspace`` and the given workers.
 
     ``sandbox`` takes permissions (a dict or :class:`SandboxPermissions`) or a ready :class:`Sandbox`;
     when omitted and ``config`` is given, the config's ``sandbox`` section is used. Nothing is granted
-    unless stated.
+    unless stated. ``approver`` is asked at breakpoints (``run(..., breakpoints=[...])``).
     """
     if isinstance(sandbox, Sandbox):
         shared = sandbox
@@ -662,4 +831,6 @@ def create_ditto(
         if granted is None and config is not None:
             granted = config.sandbox.to_permissions_kwargs()
         shared = Sandbox(SandboxPermissions.coerce(granted), workspace=workspace, executor=sandbox_executor)
-    return Runtime(sandbox=shared, workers=workers, config=config, providers=providers or {})
+    return Runtime(
+        sandbox=shared, workers=workers, config=config, providers=providers or {}, approver=approver
+    )

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from ditto_tui.runtime.approval import DecidedBy, Resolution
+from ditto_tui.runtime.breakpoints import BreakpointAction
 
 EventKind = Literal[
     "run_started",
@@ -17,6 +18,8 @@ EventKind = Literal[
     "loop_iteration",
     "approval_requested",
     "approval_resolved",
+    "breakpoint_requested",
+    "breakpoint_resolved",
     "run_finished",
     "custom",
 ]
@@ -176,6 +179,34 @@ class ApprovalResolved(ExecutionEvent):
     )
 
 
+class BreakpointRequested(ExecutionEvent):
+    """A node is paused before it starts, waiting for a decision at a breakpoint."""
+
+    kind: Literal["breakpoint_requested"] = "breakpoint_requested"
+    request_id: str
+    node_id: str
+    node_type: str
+    iteration: int | None = None
+    pattern: str = Field(description="The breakpoint glob that matched (``*``: step mode).")
+    input: Any = None
+
+
+class BreakpointResolved(ExecutionEvent):
+    """The decision at a breakpoint: continue, edit (with the new input), skip (with the given output)
+    or abort; ``again`` False means the node does not pause again in this run."""
+
+    kind: Literal["breakpoint_resolved"] = "breakpoint_resolved"
+    request_id: str
+    node_id: str
+    node_type: str
+    iteration: int | None = None
+    action: BreakpointAction
+    input: Any = Field(default=None, description="The edited input the node runs on (edits only).")
+    output: Any = Field(default=None, description="The output given instead of running (skips only).")
+    again: bool = True
+    reason: str | None = None
+
+
 class RunFinished(ExecutionEvent):
     """A run ended; ``status`` says how."""
 
@@ -203,6 +234,8 @@ AnyEvent = Annotated[
     | LoopIteration
     | ApprovalRequested
     | ApprovalResolved
+    | BreakpointRequested
+    | BreakpointResolved
     | RunFinished
     | CustomEvent,
     Field(discriminator="kind"),
@@ -221,6 +254,8 @@ EVENT_TYPES: dict[str, type[ExecutionEvent]] = {
         LoopIteration,
         ApprovalRequested,
         ApprovalResolved,
+        BreakpointRequested,
+        BreakpointResolved,
         RunFinished,
         CustomEvent,
     )

@@ -2,9 +2,12 @@
 
 from ditto_tui.config import ApprovalRule
 from ditto_tui.runtime.approval import Approval
+from ditto_tui.runtime.breakpoints import BreakpointDecision, BreakpointRequest, Breakpoints
 from ditto_tui.runtime.events import (
     ApprovalRequested,
     ApprovalResolved,
+    BreakpointRequested,
+    BreakpointResolved,
     ExecutionEvent,
     LoopIteration,
     NodeFailed,
@@ -15,6 +18,7 @@ from ditto_tui.runtime.events import (
     RunStarted,
 )
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
+from ditto_tui.supervise.breakpoints import InboxBreakpoints
 from ditto_tui.supervise.gate import ApprovalGate
 from ditto_tui.supervise.inbox import Approver, Inbox, InboxAnswer, InboxRequest
 from ditto_tui.supervise.journal import JournalEntry, JournalError, JournalRead, RunJournal, read_journal
@@ -32,12 +36,18 @@ __all__ = [
     "ApprovalRequested",
     "ApprovalResolved",
     "ApprovalRule",
+    "BreakpointDecision",
+    "BreakpointRequest",
+    "BreakpointRequested",
+    "BreakpointResolved",
+    "Breakpoints",
     "DecisionRecorder",
     "Approver",
     "ExecutionEvent",
     "Inbox",
     "InboxAnswer",
     "InboxAuthorizer",
+    "InboxBreakpoints",
     "InboxRequest",
     "JournalEntry",
     "JournalError",

@@ -329,7 +329,7 @@ class RunJournal:
             return
         self._append(run, line)
         kind = event.kind
-        if kind == "approval_resolved" or kind == "run_finished":
+        if kind == "approval_resolved" or kind == "run_finished" or kind == "breakpoint_resolved":
             if kind == "approval_resolved":
                 run.last_decision = event.seq
             self._write(event.run_id, run, sync=True)

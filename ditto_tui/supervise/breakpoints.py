@@ -1,0 +1,33 @@
+"""Breakpoints through the inbox: the runtime's breakpoint approver port, answered by the person.
+
+The runtime pauses before a node and asks its :class:`~ditto_tui.runtime.breakpoints.BreakpointApprover`;
+:class:`InboxBreakpoints` is that approver for a session with a person: the request waits in the one
+inbox (kind ``breakpoint``) until the screen answers it with ``inbox.resolve(request_id, decision)``.
+A request that ends unanswered (withdrawn, or the run's journal cannot record the answer) aborts the run.
+"""
+
+from __future__ import annotations
+
+from ditto_tui.runtime.breakpoints import BreakpointDecision, BreakpointRequest
+from ditto_tui.supervise.inbox import Inbox
+from ditto_tui.supervise.record import DecisionRecorder
+
+
+class InboxBreakpoints:
+    """Asks the inbox's person at each breakpoint; ``recorder`` (the run journal) must be able to record."""
+
+    def __init__(self, inbox: Inbox, recorder: DecisionRecorder | None = None) -> None:
+        self.inbox = inbox
+        self.recorder = recorder
+
+    async def decide(self, request: BreakpointRequest) -> BreakpointDecision:
+        """The person's decision; an answer that cannot be recorded is not asked for (the run aborts)."""
+        if self.recorder is not None:
+            self.recorder.ready(request.run_id)
+        answer = await self.inbox.ask(request)
+        if isinstance(answer, BreakpointDecision):
+            return answer
+        return BreakpointDecision(action="abort", reason="the breakpoint ended without a decision")
+
+
+__all__ = ["InboxBreakpoints"]
