@@ -87,6 +87,16 @@ _OPTIONS = (
         },
     ),
     _Option(
+        ("--break",),
+        "breakpoints",
+        (),
+        {
+            "action": "append",
+            "metavar": "NODE_GLOB",
+            "help": "pause before each node whose id or type matches (repeatable; * is every node)",
+        },
+    ),
+    _Option(
         ("--no-journal",),
         "no_journal",
         False,
@@ -107,7 +117,7 @@ _OPTIONS = (
 )
 
 _RUN_OPTIONS = frozenset(
-    {"config", "policy", "workspace", "headless", "approve", "no_journal", "task", "input"}
+    {"config", "policy", "workspace", "headless", "approve", "breakpoints", "no_journal", "task", "input"}
 )
 APPLIES: dict[str | None, frozenset[str]] = {
     None: _RUN_OPTIONS,
@@ -253,6 +263,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"{flag} does not apply to `ditto-tui {command}`")
     if "approve" in given and not getattr(args, "headless", False):
         parser.error("--approve applies to --headless runs (in the app, you answer each request)")
+    if "breakpoints" in given and not getattr(args, "headless", False):
+        parser.error("--break applies to --headless runs (in the app, press b on a node)")
     for option in _OPTIONS:
         if not hasattr(args, option.dest):
             setattr(args, option.dest, option.default)
@@ -358,7 +370,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.headless:
         ask = args.task is None and args.input is None and agent_task(program) is not None
         return _open_app(config, workspace, program, journal, ask_task=ask)
-    return asyncio.run(run_headless(program, config, workspace, approve=args.approve, journal=journal))
+    headless = run_headless(
+        program, config, workspace, approve=args.approve, journal=journal, breakpoints=args.breakpoints
+    )
+    return asyncio.run(headless)
 
 
 def with_input(program: Program, task: str | None, given: str | None) -> Program:

@@ -348,3 +348,14 @@ async def test_headless_break_without_a_person_fails_at_start(tmp_path: Path) ->
     assert code == 1
     assert "breakpoints need someone to ask" in err.getvalue()
     assert out.getvalue() == ""  # nothing ran
+
+
+def test_the_break_option_is_repeatable_and_headless_only(capsys: pytest.CaptureFixture[str]) -> None:
+    from ditto_tui.__main__ import _parse
+
+    args = _parse(["--headless", "--break", "write", "run", "graphs/write_note.py", "--break", "read"])
+    assert "read" in args.breakpoints
+    assert _parse(["--headless", "run", "graphs/write_note.py"]).breakpoints == ()
+    with pytest.raises(SystemExit):
+        _parse(["--break", "write", "run", "graphs/write_note.py"])
+    assert "--break applies to --headless runs" in capsys.readouterr().err
