@@ -11,6 +11,7 @@ from textual._context import active_message_pump  # the pump whose handler faile
 from textual.app import App, SystemCommand
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
+from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerFailed, WorkerState
 
@@ -26,6 +27,7 @@ from ditto_tui.tui.screens.mcp_session import McpSessionScreen
 from ditto_tui.tui.screens.run import RunScreen
 from ditto_tui.tui.screens.tools import ToolsScreen
 from ditto_tui.tui.widgets.inline import visible
+from ditto_tui.tui.widgets.pending import APPROVALS_KEY
 
 MODE_LABELS = {"run": "Run", "mcp": "MCP servers", "tools": "Tools"}
 """Each mode's name in the footer and the command palette, in switching order."""
@@ -54,14 +56,17 @@ class DittoApp(Guarded, App[None]):
         Binding("f3", "switch_mode('mcp')", "MCP"),
         Binding("f4", "switch_mode('tools')", "Tools"),
         Binding("q", "quit", "Quit"),
-        Binding("p", "approvals", "Approvals"),
+        Binding(APPROVALS_KEY, "approvals", "Approvals"),
         Binding("f1", "help", "Help"),
     ]
+
+    decisions_waiting: var[int] = var(0, init=False)
+    """Requests in the inbox with no decision view showing them (the pending badge of each screen)."""
 
     def __init__(self, spec: RunSpec, *, start: str | None = None) -> None:
         super().__init__()
         self.bridge = RunBridge(spec)
-        self.desk = ApprovalDesk(self, self.bridge)
+        self.desk = ApprovalDesk(self, self.bridge, on_waiting=self._decisions_changed)
         self.heap = IdleCollector()
         self.keys = KeyGuard()
         self.faults = FaultLog(spec.workspace)
@@ -148,11 +153,17 @@ class DittoApp(Guarded, App[None]):
             self.pop_screen()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Report a session or approval worker that failed, in one line."""
+        """Report a session or approval worker that failed, in one line, and log its traceback (one that
+        exits on error reaches :meth:`_handle_exception`, which reports it)."""
         worker = event.worker
-        if event.state is WorkerState.ERROR and worker.error is not None and worker.group != "run":
-            message = public_message_from_exception(worker.error, workspace=self.bridge.spec.workspace)
-            self.notify(visible(message), title="Session error", severity="error", markup=False, timeout=10)
+        if event.state is not WorkerState.ERROR or worker.error is None or worker.group == "run":
+            return
+        if worker.exit_on_error:
+            return
+        logged = self.faults.write(worker.error, worker)
+        message = public_message_from_exception(worker.error, workspace=self.bridge.spec.workspace)
+        line = visible(f"{message} ({logged})")
+        self.notify(line, title="Session error", severity="error", markup=False, timeout=10)
 
     def on_approval_queued(self, message: ApprovalQueued) -> None:
         """Show the new request (or queue it behind the open one)."""
@@ -163,6 +174,10 @@ class DittoApp(Guarded, App[None]):
         """Close an approval view whose request ended elsewhere; hold off full collections."""
         self.heap.busy()
         self.desk.events_arrived(message.events)
+        self.refresh_bindings()
+
+    def _decisions_changed(self, waiting: int) -> None:
+        self.decisions_waiting = waiting
         self.refresh_bindings()
 
     async def action_quit(self) -> None:

@@ -2,11 +2,12 @@
 
 Tool calls open the approval view; an MCP server's sampling request, the model's answer to it, an
 elicitation and a sign-in open their own views; all come from the one inbox, in the order they arrived.
+While none is open, the desk tells the app how many wait (the pending badge on every screen shows it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from textual.app import App
@@ -14,7 +15,7 @@ from textual.worker import Worker
 
 from ditto_tui.runtime import ApprovalResolved, ExecutionEvent
 from ditto_tui.supervise import ApprovalRequest, InboxRequest
-from ditto_tui.tui.bridge import RunBridge
+from ditto_tui.tui.bridge import FRAME_SECONDS, RunBridge
 from ditto_tui.tui.screens.approval import ApprovalModal
 
 _EXPIRED = {"timeout": "no decision in time (APPROVAL_TIMEOUT)", "cancelled": "the call was cancelled"}
@@ -26,21 +27,50 @@ class ApprovalDesk:
     A request that ends without a decision from the view (timeout, cancelled call) closes its view;
     the next one opens. One the user sets aside ("later") stays pending and is shown again by
     :meth:`reopen`. The open view always shows the whole queue.
+
+    ``on_waiting(count)`` hears :meth:`waiting` at most once a frame, after a request arrived or ended
+    or a view opened or closed.
     """
 
-    def __init__(self, app: App[Any], bridge: RunBridge) -> None:
+    def __init__(
+        self, app: App[Any], bridge: RunBridge, on_waiting: Callable[[int], object] | None = None
+    ) -> None:
         self.app = app
         self.bridge = bridge
         self.open: ApprovalModal | None = None
         self.asking: Any = None
         self.deferred: set[str] = set()
+        self.on_waiting = on_waiting
         self._worker: Worker[None] | None = None
+        self._telling = False
         bridge.approver.on_end(self._ended)
 
     def _ended(self, request: InboxRequest) -> None:
+        self._changed()
         view = self.asking
         if view is not None and view.request.request_id == request.request_id:
             view.expire("the request ended (timed out or withdrawn)")
+
+    def waiting(self) -> int:
+        """How many requests wait with no view showing them: set aside, or with no view on its way."""
+        if self.open is not None or self.asking is not None:
+            return 0
+        showing = self._worker is not None and not self._worker.is_finished
+        if showing and self._next() is not None:
+            return 0
+        return len(self.bridge.approver.all_pending())
+
+    def _changed(self) -> None:
+        """Tell ``on_waiting`` one frame from now (whatever else changes meanwhile rides along)."""
+        if self.on_waiting is None or self._telling:
+            return
+        self._telling = True
+        self.app.set_timer(FRAME_SECONDS, self._tell, name="decisions waiting")
+
+    def _tell(self) -> None:
+        self._telling = False
+        if self.on_waiting is not None:
+            self.on_waiting(self.waiting())
 
     def reopen(self) -> None:
         """Show the requests the user set aside with "later" again, oldest first."""
@@ -49,6 +79,7 @@ class ApprovalDesk:
 
     def request_queued(self) -> None:
         """A request arrived: open the view, or add it to the queue the open view shows."""
+        self._changed()
         if self.open is not None:
             self.open.update_queue(self.bridge.pending())
         if self._worker is None or self._worker.is_finished:
@@ -78,10 +109,12 @@ class ApprovalDesk:
                 await self._answer_server(request)
                 continue
             self.open = ApprovalModal(request, self.bridge)
+            self._changed()
             try:
                 decision = await self.app.push_screen_wait(self.open)
             finally:
                 self.open = None
+                self._changed()
             if decision is None:
                 if any(r.request_id == request.request_id for r in self.bridge.pending()):
                     self.deferred.add(request.request_id)
@@ -93,10 +126,12 @@ class ApprovalDesk:
         """A request of an MCP server (sampling, its answer, elicitation, sign-in) in its own view."""
         view = _server_view(request, self.bridge)
         self.asking = view
+        self._changed()
         try:
             answer = await self.app.push_screen_wait(view)
         finally:
             self.asking = None
+            self._changed()
         inbox = self.bridge.approver
         if answer is None:
             if inbox.get(request.request_id) is not None:

@@ -208,3 +208,33 @@ async def test_u10_screen_error_keeps_run_alive(tmp_path: Path) -> None:
 
 def _logged(log: Path) -> str:
     return log.read_text(encoding="utf-8") if log.exists() else ""
+
+
+async def test_u10_a_failing_worker_is_shown_and_logged_and_the_run_goes_on(tmp_path: Path) -> None:
+    """A background worker of the app that raises (one that would end the app, and one that would not)
+    is shown in one line and its traceback logged; the run and its pending approval live on."""
+    root = workspace(tmp_path)
+    app = app_for(root, "graphs/write_note.py")
+    log = logs_dir(root) / UI_ERRORS_LOG
+
+    async def exploding(what: str) -> None:
+        raise RuntimeError(f"the {what} worker exploded")
+
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await approval_view(pilot)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.desk.open is None)
+        app.run_worker(exploding("fatal"), group="session")  # exit_on_error: Textual would end the app
+        await wait_until(pilot, lambda: "the fatal worker exploded" in _logged(log))
+        app.run_worker(exploding("quiet"), group="session", exit_on_error=False)
+        await wait_until(
+            pilot, lambda: any("the quiet worker exploded" in str(n.message) for n in app._notifications)
+        )
+        await wait_until(pilot, lambda: "the quiet worker exploded" in _logged(log))
+        assert app.is_running and app.return_code is None
+        assert len(app.bridge.pending()) == 1
+        await keys_armed(pilot)
+        await pilot.press("p")
+        await approval_view(pilot)
+        await pilot.press("a")
+        assert (await outputs(pilot))["write"].status == "success"

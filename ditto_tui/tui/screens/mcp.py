@@ -39,6 +39,7 @@ from ditto_tui.tui.widgets.mcp_pane import McpPane, problem_line
 from ditto_tui.tui.widgets.mcp_prompts import McpPromptsPane
 from ditto_tui.tui.widgets.mcp_resources import McpResourcesPane
 from ditto_tui.tui.widgets.mcp_server_actions import McpServerActions
+from ditto_tui.tui.widgets.pending import PendingBadge, waiting_in
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 
 __all__ = ["McpCommands", "McpScreen", "NodeRef", "bounded"]
@@ -332,6 +333,7 @@ class McpScreen(Guarded, Screen[None]):
                 yield TabPane("Resources", id="mcp-tab-resources")
                 yield TabPane("Prompts", id="mcp-tab-prompts")
                 yield TabPane("Logs", id="mcp-tab-logs")
+        yield PendingBadge(id="pending-badge")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -503,6 +505,10 @@ class McpScreen(Guarded, Screen[None]):
             self.notify("Select a connected server first.", severity="warning", markup=False)
             return None
         return self.selected[0]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While decisions wait unseen, p answers them here too (the Detail tab's Ping button pings)."""
+        return not (action == "ping" and waiting_in(self.app))
 
     def action_ping(self) -> None:
         """Ping the selected server and show the round trip in its detail."""

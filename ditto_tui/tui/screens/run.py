@@ -28,13 +28,23 @@ from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.run_state import RunModel
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.grants import GrantsModal
+from ditto_tui.tui.screens.replay import ReplayScreen
 from ditto_tui.tui.screens.runs import RunsModal
 from ditto_tui.tui.widgets.dag import DagView
 from ditto_tui.tui.widgets.detail import TextView
 from ditto_tui.tui.widgets.inline import visible
+from ditto_tui.tui.widgets.pending import PendingBadge
 from ditto_tui.tui.widgets.prompt_box import PromptBox, PromptHistory
 from ditto_tui.tui.widgets.run_view import DETAIL_BINDINGS, RunView
 from ditto_tui.tui.widgets.timeline import Timeline
+
+
+class SessionReplayScreen(ReplayScreen):
+    """A finished run opened read-only over the live session, whose pending decisions it still shows."""
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield PendingBadge(id="pending-badge")
 
 
 class RunScreen(Guarded, Screen[None]):
@@ -80,6 +90,7 @@ class RunScreen(Guarded, Screen[None]):
         yield Header()
         yield RunView(self.now, id="run-view")
         yield PromptBox(PromptHistory(self.bridge.spec.workspace), id="prompt")
+        yield PendingBadge(id="pending-badge")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -220,14 +231,12 @@ class RunScreen(Guarded, Screen[None]):
     def _open_run(self, path: Any) -> None:
         if path is None:
             return
-        from ditto_tui.tui.screens.replay import ReplayScreen
-
         try:
             journal = read_journal(path)
         except JournalError as exc:
             self.notify(visible(exc.message), title="Runs", severity="error", markup=False)
             return
-        self.app.push_screen(ReplayScreen(journal, closable=True))
+        self.app.push_screen(SessionReplayScreen(journal, closable=True))
 
     async def on_events_arrived(self, message: EventsArrived) -> None:
         """Fold a frame's events into the view, which redraws once (the app sees them next)."""
