@@ -16,7 +16,7 @@ from ditto_tui.tui.screens.run import SessionReplayScreen
 from ditto_tui.tui.screens.sampling import SamplingModal
 from ditto_tui.tui.screens.tools import ToolsScreen
 from ditto_tui.tui.widgets.pending import PendingBadge, badge_text
-from tests.tui import test_mcp_requests_tui as requests
+from tests.tui import test_mcp_requests_tui as server_requests
 from tests.tui.run_fixtures import (
     SIZE,
     app_for,
@@ -79,7 +79,7 @@ async def test_a_set_aside_approval_is_shown_on_every_screen_and_answered_from_a
         assert not shown(run)  # the view is open: no badge under it
         await set_aside(pilot)
         await wait_until(pilot, lambda: shown(run))
-        assert app.screen is run and app.screen is not view and ONE in screen_text(app)
+        assert app.screen is run and view not in app.screen_stack and ONE in screen_text(app)
         mcp = await switch(pilot, "f3", McpScreen)
         await wait_until(pilot, lambda: shown(mcp))
         assert ONE in screen_text(app)
@@ -98,7 +98,7 @@ async def test_a_set_aside_approval_is_shown_on_every_screen_and_answered_from_a
         await approval_view(pilot)
         await pilot.press("a")
         await wait_until(pilot, lambda: worker.is_finished)
-        assert worker.result["write"].status == "success"
+        assert isinstance(worker.result, dict) and worker.result["write"].status == "success"
         await wait_until(pilot, lambda: app.screen is tools and app.decisions_waiting == 0)
         await pilot.pause()
         assert app.focused is table  # the click never took the focus
@@ -160,6 +160,7 @@ async def test_a_replay_opened_over_the_live_session_shows_its_pending_decision(
         replay = app.screen
         await wait_until(pilot, lambda: shown(replay))
         assert ONE in screen_text(app)
+        await keys_armed(pilot)
         await pilot.press("p")
         await approval_view(pilot)
         await pilot.press("a")
@@ -167,10 +168,10 @@ async def test_a_replay_opened_over_the_live_session_shows_its_pending_decision(
 
 
 async def test_a_set_aside_sampling_request_counts_and_p_reopens_it(tmp_path: Path) -> None:
-    app = requests.app_for(tmp_path)
+    app = server_requests.app_for(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        task = await requests.call(pilot, tmp_path, "trigger-sampling-request", prompt="capital?")
-        await requests.open_view(pilot, SamplingModal)
+        task = await server_requests.call(pilot, tmp_path, "trigger-sampling-request", prompt="capital?")
+        await server_requests.open_view(pilot, SamplingModal)
         await pilot.press("escape")  # later
         await wait_until(pilot, lambda: isinstance(app.screen, McpScreen))
         mcp = app.screen
@@ -178,7 +179,7 @@ async def test_a_set_aside_sampling_request_counts_and_p_reopens_it(tmp_path: Pa
         assert ONE in screen_text(app)
         await keys_armed(pilot)
         await pilot.press("p")
-        await requests.open_view(pilot, SamplingModal)
+        await server_requests.open_view(pilot, SamplingModal)
         assert not shown(mcp)
         await pilot.press("r")
         await asyncio.wait_for(task, 20)
