@@ -47,7 +47,7 @@ def _demo_config(workspace: Path) -> Any:
                 }
             },
             "approval": {
-                "rules": [{"mcp": "demo:read_*", "decision": "allow"}, {"mcp": "demo:*", "decision": "ask"}]
+                "rules": [{"mcp": "demo:read_*", "decision": "allow"}, {"mcp": "demo:write_*", "decision": "ask"}]
             },
         }
     )
@@ -123,7 +123,7 @@ async def test_keyboard_invoke_waits_for_approval_and_shows_the_observation(demo
                 break
             await pilot.pause(0.02)
         (request,) = approver.pending()
-        assert request.rule == "mcp:demo:* → ask" and request.call.arguments == {
+        assert request.rule == "mcp:demo:write_* → ask" and request.call.arguments == {
             "name": "memo",
             "text": "hello",
         }
