@@ -47,7 +47,10 @@ def _demo_config(workspace: Path) -> Any:
                 }
             },
             "approval": {
-                "rules": [{"mcp": "demo:read_*", "decision": "allow"}, {"mcp": "demo:write_*", "decision": "ask"}]
+                "rules": [
+                    {"mcp": "demo:read_*", "decision": "allow"},
+                    {"mcp": "demo:write_*", "decision": "ask"},
+                ]
             },
         }
     )

@@ -72,7 +72,10 @@ def _mcp_app(root: Path) -> DittoApp:
         {
             "sandbox": {"mcp": ["deep"]},
             "approval": {
-                "rules": [{"mcp": "deep:read_*", "decision": "allow"}, {"mcp": "deep:write_*", "decision": "ask"}]
+                "rules": [
+                    {"mcp": "deep:read_*", "decision": "allow"},
+                    {"mcp": "deep:write_*", "decision": "ask"},
+                ]
             },
         },
         {},
