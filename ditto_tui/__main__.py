@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ditto_tui import project, runs_cli
+from ditto_tui import grants_cli, project, runs_cli
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
@@ -133,6 +133,7 @@ APPLIES: dict[str | None, frozenset[str]] = {
     "trust": frozenset(),
     "untrust": frozenset(),
     "init": frozenset(),
+    "grants": frozenset({"workspace"}),
 }
 """The global options each command takes (a nested command as ``"mcp import"``); any other one given is an
 error, never silently dropped."""
@@ -176,6 +177,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     untrust.add_argument("dir", nargs="?", default=".", help="the folder (default: .)")
     project.add_command(commands)
+    grants_cli.add_command(commands)
     for command in _commands_below(parser):
         _add_options(command)
     return parser
@@ -346,6 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValidationError(f"workspace {args.workspace!r} is not a directory")
         if _command_name(args) == "mcp import":
             return _mcp_import(args, workspace)
+        if args.command == "grants":
+            return grants_cli.grants_command(args, workspace)
         _notice(args, workspace)
         if args.command == "policy" and args.policy_command == "lint":
             return _policy_lint(args, workspace)

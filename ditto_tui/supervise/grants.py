@@ -302,24 +302,24 @@ class GrantStore:
         self._changed()
         return True
 
-    def revoke(self, grant_id: str) -> bool:
-        """End grant ``grant_id`` (or the only one whose id starts with it); False if there is none."""
+    def revoke(self, grant_id: str) -> Grant | None:
+        """End grant ``grant_id`` (or the only one whose id starts with it); the grant ended, if any."""
         with self._lock:
             matches = [gid for gid in self._grants if gid == grant_id or gid.startswith(grant_id)]
             if len(matches) != 1 or not grant_id:
-                return False
+                return None
             grant = self._grants.pop(matches[0])
             self._uses.pop(grant.id, None)
             self._stale_digests.pop(grant.id, None)
             if grant.lifetime == "project":
                 self._save(grant)
         self._changed()
-        return True
+        return grant
 
     def revoke_tool(self, tool: str) -> bool:
         """End every grant of ``tool``; False if it had none."""
         ids = [grant.id for grant in self.grants() if grant.tool == tool]
-        return any([self.revoke(gid) for gid in ids])
+        return any([self.revoke(gid) is not None for gid in ids])
 
     def end_run(self, run_id: str) -> None:
         """Drop the grants written for run ``run_id`` (it has ended)."""
