@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 from ditto_tui.contracts import ToolCall
 from ditto_tui.errors import ValidationError
 from ditto_tui.runtime.approval import DECISION_KINDS, Approval, DecisionKind
+from ditto_tui.supervise.grants import GRANT_LIFETIMES, GRANT_SCOPES, GrantLifetime, GrantScope
 
 __all__ = ["Approval", "ApprovalDecision", "ApprovalRequest", "DecisionKind"]
 
@@ -57,15 +58,25 @@ class ApprovalRequest:
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalDecision:
-    """An approver's answer: approve once, approve this tool for the session, or deny with a reason.
+    """An approver's answer: approve once, approve always (a grant), or deny with a reason.
 
     ``arguments`` replaces the call's arguments (an edit); they are validated again by the tool and the
     approval binds to their digest.
+
+    ``approve_always`` writes a grant (:mod:`ditto_tui.supervise.grants`): ``scope`` ``call`` (these
+    exact arguments), ``rule`` (the generalisation in ``match``, a rule body ``{args: {FIELD: MATCH}}``)
+    or ``tool`` (the default); ``lifetime`` ``run``, ``session`` (the default) or ``project``;
+    ``expires`` (seconds) and ``uses`` (a count) end it sooner.
     """
 
     kind: DecisionKind
     reason: str | None = None
     arguments: Mapping[str, Any] | None = None
+    scope: GrantScope = "tool"
+    match: Mapping[str, Any] | None = None
+    lifetime: GrantLifetime = "session"
+    expires: float | None = None
+    uses: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in DECISION_KINDS:
@@ -74,6 +85,18 @@ class ApprovalDecision:
             raise ValidationError("a denial carries no arguments")
         if self.arguments is not None and not isinstance(self.arguments, Mapping):
             raise ValidationError("edited arguments must be a JSON object")
+        if self.scope not in GRANT_SCOPES:
+            raise ValidationError(f"grant scope {self.scope!r} must be call, rule or tool")
+        if self.lifetime not in GRANT_LIFETIMES:
+            raise ValidationError(f"grant lifetime {self.lifetime!r} must be run, session or project")
+        if self.scope == "rule" and not isinstance(self.match, Mapping):
+            raise ValidationError("a grant of a rule needs the rule in match: {args: {FIELD: MATCH}}")
+        if self.expires is not None and (isinstance(self.expires, bool) or not self.expires > 0):
+            raise ValidationError("a grant's expiry must be a number of seconds greater than 0")
+        if self.uses is not None and (
+            isinstance(self.uses, bool) or not isinstance(self.uses, int) or self.uses < 1
+        ):
+            raise ValidationError("a grant's uses must be a count of at least 1")
 
     @property
     def approves(self) -> bool:
