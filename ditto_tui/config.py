@@ -351,6 +351,9 @@ class RuleHints(ConfigModel):
 OnTimeout = Literal["deny", "allow"]
 """What an unanswered request does when its time is up: fail the call (the default) or let it run."""
 
+Review = Literal["results"]
+"""What a rule holds for a person to review: ``results`` (a call's result, before any node sees it)."""
+
 
 def _regex(pattern: str) -> str:
     try:
@@ -476,6 +479,11 @@ class ApprovalRule(ConfigModel):
         default="deny",
         description="Ask rules: what happens when nobody decides in time — deny (the default) or allow.",
     )
+    review: Review | None = Field(
+        default=None,
+        description="results: a matching call's result waits for a person's review (pass, redact or fail) "
+        "before any node or model sees it; timeoutSeconds and onTimeout apply to the review too.",
+    )
 
     _source: RuleSource = PrivateAttr(default=BUILT_IN)
 
@@ -487,8 +495,13 @@ class ApprovalRule(ConfigModel):
             raise ValueError("hints apply only to mcp rules (they are what an MCP server says of its tools)")
         if self.effects is not None and self.mcp is not None:
             raise ValueError("effects apply only to tool rules (for MCP tools, match their hints)")
-        if self.on_timeout == "allow" and self.decision != "ask":
-            raise ValueError("onTimeout: allow applies only to ask rules (nothing else waits for a decision)")
+        if self.on_timeout == "allow" and self.decision != "ask" and self.review is None:
+            raise ValueError(
+                "onTimeout: allow applies only to ask rules and rules with review: results "
+                "(nothing else waits for a decision)"
+            )
+        if self.review is not None and self.decision == "deny":
+            raise ValueError("review: results needs a rule that lets the call run (allow or ask), not deny")
         return self
 
     def __eq__(self, other: object) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ditto_tui.sanitize import escape_controls
-from ditto_tui.supervise.grants import GrantState, GrantStore, grants_file
+from ditto_tui.supervise.grants import GrantState, GrantStore, duration, grants_file
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -67,21 +67,13 @@ def grant_line(state: GrantState) -> str:
     if state.uses_left is not None:
         left.append(f"{state.uses_left} use{'s' if state.uses_left != 1 else ''} left")
     if state.seconds_left is not None:
-        left.append(f"{_duration(state.seconds_left)} left")
+        left.append(f"{duration(state.seconds_left)} left")
     if state.stale:
         left.append("the tool's definition changed: no longer applies")
     written = time.strftime("%Y-%m-%d %H:%M", time.localtime(grant.created_at))
     origin = f"from {grant.origin}, {written}" if grant.origin else f"written {written}"
     parts = [grant.id, grant.describe(), " · ".join(left) or "until revoked", origin]
     return escape_controls("  ".join(parts))
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 __all__ = ["add_command", "grant_line", "grants_command"]

@@ -28,6 +28,7 @@ from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.supervise import ApprovalGate, Inbox, InboxBreakpoints, RunJournal
 from ditto_tui.supervise.journal import create_run_journal
 from ditto_tui.supervise.mcp_requests import McpRequests
+from ditto_tui.supervise.policy import ReviewToggles
 from ditto_tui.supervise.sign_in import InboxAuthorizer
 
 
@@ -111,6 +112,12 @@ class RunSession:
     def breakpoints(self) -> Breakpoints:
         """The session's live breakpoints (``b`` on a node, step mode): every run consults them."""
         return self.runtime.breakpoints
+
+    @property
+    def reviews(self) -> ReviewToggles:
+        """The tools whose results the person reviews for the rest of the session (a live set the gate
+        reads on every call), beside the rules that say ``review: results``."""
+        return self.gate.reviews
 
     @property
     def journal(self) -> RunJournal | None:

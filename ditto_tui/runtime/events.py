@@ -20,10 +20,15 @@ EventKind = Literal[
     "approval_resolved",
     "breakpoint_requested",
     "breakpoint_resolved",
+    "review_requested",
+    "review_resolved",
     "run_finished",
     "custom",
 ]
 RunStatus = Literal["succeeded", "failed", "cancelled"]
+ReviewResolution = Literal["pass", "redact", "fail", "timeout", "cancelled"]
+"""How a result review ended: passed as it was, redacted, failed by the person, no answer in time (the
+rule's ``onTimeout`` says what followed), or withdrawn with its call."""
 _DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
 
 
@@ -207,6 +212,49 @@ class BreakpointResolved(ExecutionEvent):
     reason: str | None = None
 
 
+class FlaggedSpan(BaseModel):
+    """A span of a result's review text that looks like an instruction to a model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    start: int = Field(description="Where the span starts in the review text (characters).")
+    end: int = Field(description="Where it ends (exclusive).")
+    label: str = Field(description="What it looks like, e.g. ``override`` or ``role marker``.")
+
+
+class ReviewRequested(ExecutionEvent):
+    """A call's result is held for a person's review before any node or model sees it."""
+
+    kind: Literal["review_requested"] = "review_requested"
+    request_id: str
+    call_id: str
+    tool: str
+    server: str | None = None
+    node_id: str | None = None
+    result: Any = Field(default=None, description="The result as the call returned it (wire form).")
+    spans: tuple[FlaggedSpan, ...] = Field(
+        default=(), description="What the review heuristic marked in the result's text."
+    )
+    rule: str | None = Field(default=None, description="The rule that asked for review (None: the session).")
+
+
+class ReviewResolved(ExecutionEvent):
+    """A result review ended: passed, redacted (both versions kept), failed, timed out or withdrawn."""
+
+    kind: Literal["review_resolved"] = "review_resolved"
+    request_id: str
+    call_id: str
+    tool: str
+    action: ReviewResolution
+    reason: str | None = None
+    decided_by: DecidedBy | None = Field(
+        default=None, description="human (the reviewer) or timeout (the rule's onTimeout)."
+    )
+    original: Any = Field(default=None, description="The result as the call returned it (wire form).")
+    redacted: Any = Field(default=None, description="The redacted result that goes on (redactions only).")
+    released: bool = Field(description="Whether a result (the original or the redacted one) goes on.")
+
+
 class RunFinished(ExecutionEvent):
     """A run ended; ``status`` says how."""
 
@@ -236,6 +284,8 @@ AnyEvent = Annotated[
     | ApprovalResolved
     | BreakpointRequested
     | BreakpointResolved
+    | ReviewRequested
+    | ReviewResolved
     | RunFinished
     | CustomEvent,
     Field(discriminator="kind"),
@@ -256,6 +306,8 @@ EVENT_TYPES: dict[str, type[ExecutionEvent]] = {
         ApprovalResolved,
         BreakpointRequested,
         BreakpointResolved,
+        ReviewRequested,
+        ReviewResolved,
         RunFinished,
         CustomEvent,
     )

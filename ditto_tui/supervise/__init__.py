@@ -1,4 +1,4 @@
-"""Supervision: approval policy, approval gate, approvers, execution events and the run journal."""
+"""Supervision: approval policy and gate, result review, approvers, execution events, the run journal."""
 
 from ditto_tui.config import ApprovalRule
 from ditto_tui.runtime.approval import Approval
@@ -14,20 +14,25 @@ from ditto_tui.runtime.events import (
     NodeFinished,
     NodeSkipped,
     NodeStarted,
+    ReviewRequested,
+    ReviewResolved,
     RunFinished,
     RunStarted,
 )
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
 from ditto_tui.supervise.breakpoints import InboxBreakpoints
-from ditto_tui.supervise.gate import ApprovalGate
+from ditto_tui.supervise.gate import RESULT_REJECTED, REVIEW_NO_REVIEWER, ApprovalGate
 from ditto_tui.supervise.inbox import Approver, Inbox, InboxAnswer, InboxRequest
 from ditto_tui.supervise.journal import JournalEntry, JournalError, JournalRead, RunJournal, read_journal
-from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
+from ditto_tui.supervise.policy import ApprovalPolicy, ReviewToggles, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
-from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
+from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest, ReviewDecision, ReviewRequest
+from ditto_tui.supervise.review import Span, suspicious_spans
 from ditto_tui.supervise.sign_in import InboxAuthorizer, SignInAnswer, SignInRequest
 
 __all__ = [
+    "RESULT_REJECTED",
+    "REVIEW_NO_REVIEWER",
     "Approval",
     "ApprovalDecision",
     "ApprovalGate",
@@ -58,12 +63,19 @@ __all__ = [
     "NodeSkipped",
     "NodeStarted",
     "QueueApprover",
+    "ReviewDecision",
+    "ReviewRequest",
+    "ReviewRequested",
+    "ReviewResolved",
+    "ReviewToggles",
     "RunFinished",
     "RunJournal",
     "RunStarted",
     "SignInAnswer",
     "SignInRequest",
+    "Span",
     "StaticApprover",
     "Verdict",
     "read_journal",
+    "suspicious_spans",
 ]

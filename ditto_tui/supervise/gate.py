@@ -21,14 +21,31 @@ from ditto_tui.infer.proposal import current_proposal
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.tools import PreparedCall, ToolRegistry
 from ditto_tui.runtime.approval import APPROVING, DENIED, NO_APPROVER, TIMED_OUT, Approval, DecidedBy
-from ditto_tui.runtime.events import ApprovalRequested, ApprovalResolved, ExecutionEvent, checked_fields
+from ditto_tui.runtime.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ExecutionEvent,
+    ReviewRequested,
+    ReviewResolved,
+    checked_fields,
+)
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.schema import check_against_schema
+from ditto_tui.supervise.grants import Grant, GrantStore
 from ditto_tui.supervise.inbox import Answer, Approver, Inbox
-from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
+from ditto_tui.supervise.matching import Call
+from ditto_tui.supervise.modes import MODE_DENIED, ModeSwitch, apply_mode
+from ditto_tui.supervise.policy import ApprovalPolicy, ReviewToggles, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
-from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
+from ditto_tui.supervise.requests import (
+    ApprovalDecision,
+    ApprovalRequest,
+    ReviewDecision,
+    ReviewRequest,
+    redacted_result,
+)
+from ditto_tui.supervise.review import result_text, suspicious_spans
 
 if TYPE_CHECKING:
     from ditto_tui.config import ApprovalConfig as ApprovalSettings
@@ -36,6 +53,17 @@ if TYPE_CHECKING:
     from ditto_tui.signal import CancelSignal
 
 MAX_FRESH_REQUESTS = 3
+
+RESULT_REJECTED = "RESULT_REJECTED"
+"""The result code of a call whose result a reviewer failed (or nobody reviewed in time, ``onTimeout:
+deny``): it executed, but its result never reached a node or model."""
+REVIEW_NO_REVIEWER = "REVIEW_NO_REVIEWER"
+"""The result code of a call whose result needs review when no person answers the inbox (no approver,
+or one that answers by itself, such as headless ``--approve``): the result is held back."""
+REVIEW_CANCELLED = "REVIEW_CANCELLED"
+"""The result code of a call cancelled (or whose review was withdrawn) while its result waited."""
+REVIEW_EDIT_INVALID = "REVIEW_EDIT_INVALID"
+"""The result code of a call whose redacted result was refused: the original is held back too."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,8 +94,8 @@ class _Outcome:
     result: ExternalResult | None = None
 
 
-def _ended(subject: _Subject, status: str, code: str, message: str) -> _Outcome:
-    result = ExternalResult.model_validate(
+def _failed(subject: _Subject, status: str, code: str, message: str) -> ExternalResult:
+    return ExternalResult.model_validate(
         {
             "call_id": subject.call.id,
             "source": subject.label,
@@ -75,7 +103,10 @@ def _ended(subject: _Subject, status: str, code: str, message: str) -> _Outcome:
             "error": {"code": code, "message": message},
         }
     )
-    return _Outcome(result=result)
+
+
+def _ended(subject: _Subject, status: str, code: str, message: str) -> _Outcome:
+    return _Outcome(result=_failed(subject, status, code, message))
 
 
 def _title(annotations: Mapping[str, Any] | None) -> str | None:
@@ -96,6 +127,16 @@ class ApprovalGate:
     :meth:`withdraw`, or whose call is cancelled, never executes. With a ``recorder`` (the run journal)
     every decision is put on the record before the call it approves executes, and nothing is asked or
     executed in a run whose record has failed (``ditto_tui.supervise.record``).
+
+    A call whose rules say ``review: results``, or whose tool is in :attr:`reviews` (the session's live
+    toggles), has its result held in the inbox after it executes (a :class:`ReviewRequest`, with what
+    :func:`~ditto_tui.supervise.review.suspicious_spans` marks): ``pass`` lets it go on, ``redact``
+    replaces it (a valid ``ExternalResult`` of the same call), ``fail`` ends the call ``failed``/
+    ``RESULT_REJECTED``; unanswered in time, the reviewing rules' ``onTimeout`` decides (deny, the
+    default: ``timeout``/``RESULT_REJECTED``). Only a person reviews: with no approver, or one that
+    answers by itself, the result is held back (``REVIEW_NO_REVIEWER``). A cancelled call withdraws
+    its review (``REVIEW_CANCELLED``). Nothing unreviewed is returned, and a review that lets a result
+    through is on the record first.
     """
 
     def __init__(
@@ -105,6 +146,8 @@ class ApprovalGate:
         approver: Approver | None = None,
         timeout: float | None = None,
         recorder: DecisionRecorder | None = None,
+        grants: GrantStore | None = None,
+        mode: ModeSwitch | None = None,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise ValidationError("approval timeout must be a positive number of seconds")
@@ -115,7 +158,9 @@ class ApprovalGate:
         # An inbox given as the approver (the TUI's) is the table a person answers; any other approver
         # is consulted by an inbox of the gate's own. Either way the inbox is the one pending table.
         self.inbox = approver if isinstance(approver, Inbox) else Inbox(approver)
-        self._always: set[tuple[str, str]] = set()
+        self.grants = grants or GrantStore()
+        self.mode = mode or ModeSwitch()
+        self.reviews = ReviewToggles()
         self._ids = itertools.count(1)
         self._session = uuid.uuid4().hex[:8]
 
@@ -137,14 +182,12 @@ class ApprovalGate:
         return self.inbox.withdraw(request_id)
 
     def always_approved(self) -> list[str]:
-        """Tools approved for the rest of this session."""
-        return sorted(label for label, _digest in self._always)
+        """Tools some live grant covers (in part or in whole)."""
+        return sorted({grant.tool for grant in self.grants.grants()})
 
     def revoke(self, tool: str) -> bool:
-        """Withdraw the "always" grant of ``tool``: its next call asks again. False if it had none."""
-        granted = {entry for entry in self._always if entry[0] == tool}
-        self._always -= granted
-        return bool(granted)
+        """Withdraw every grant of ``tool``: its next call asks again. False if it had none."""
+        return self.grants.revoke_tool(tool)
 
     def check_arguments(self, request_id: str, arguments: Mapping[str, Any]) -> None:
         """Check edited arguments for a pending request as approving them would: JSON, then the tool's
@@ -181,14 +224,20 @@ class ApprovalGate:
             ),
         )
         verdict = subject.verdict(prepared.arguments)
-        if verdict.decision == "allow" and not definition.requires_approval:
-            return await registry.execute(prepared, context)
-        outcome = await self._authorize(subject, verdict, context)
+        review = verdict.review or definition.name in self.reviews
+        moded = self._moded(subject, verdict, declared)
+        if moded is None and verdict.decision == "allow" and not definition.requires_approval:
+            result = await registry.execute(prepared, context)
+            return await self._reviewed(subject, verdict, result, context) if review else result
+        outcome = moded or await self._authorize(subject, verdict, context)
         if outcome.result is not None:
             return outcome.result
         assert outcome.approval is not None
         approved = _with_arguments(prepared, outcome.canonical_arguments)
-        return await registry.execute(approved, dataclasses.replace(context, approval=outcome.approval))
+        result = await registry.execute(approved, dataclasses.replace(context, approval=outcome.approval))
+        if review or _edited_into_review(subject, outcome):
+            return await self._reviewed(subject, verdict, result, context)
+        return result
 
     # -- MCP tools ------------------------------------------------------------------------------------
 
@@ -224,17 +273,68 @@ class ApprovalGate:
             annotations=annotations,
         )
         verdict = subject.verdict(json.loads(canonical))
-        if verdict.decision == "allow":
-            return await registry.invoke_unguarded(server, call, sandbox, signal, context=context)
-        outcome = await self._authorize(subject, verdict, context, signal)
+        review = verdict.review or label in self.reviews
+        moded = self._moded(subject, verdict, None)
+        if moded is None and verdict.decision == "allow":
+            result = await registry.invoke_unguarded(server, call, sandbox, signal, context=context)
+            return await self._reviewed(subject, verdict, result, context, signal) if review else result
+        outcome = moded or await self._authorize(subject, verdict, context, signal)
         if outcome.result is not None:
             return outcome.result
         edited = call.model_copy(update={"arguments": json.loads(outcome.canonical_arguments)})
-        return await registry.invoke_unguarded(
+        result = await registry.invoke_unguarded(
             server, edited, sandbox, signal, decided_on=capability, context=context
         )
+        if review or _edited_into_review(subject, outcome):
+            return await self._reviewed(subject, verdict, result, context, signal)
+        return result
 
     # -- the decision ---------------------------------------------------------------------------------
+
+    def _moded(self, subject: _Subject, verdict: Verdict, effects: tuple[str, ...] | None) -> _Outcome | None:
+        """What the session's mode makes of the call (``None``: the rules' verdict stands)."""
+        mode = self.mode.mode
+        if mode == "ask":
+            return None
+        moded = apply_mode(
+            mode,
+            verdict.decision,
+            label=subject.label,
+            effects=effects,
+            mcp=subject.server is not None,
+            annotations=subject.annotations,
+        )
+        if moded is None:
+            return None
+        if moded.decision == "deny":
+            return _ended(subject, "failed", MODE_DENIED, moded.message or f"denied in {mode} mode")
+        return self._approval(
+            subject, "approve", verdict.rule, subject.canonical_arguments, decided_by="mode"
+        )
+
+    def _granted(self, subject: _Subject, context: WorkerContext | None) -> Grant | None:
+        """The grant that approves the call, used once (``None``: none covers it)."""
+        arguments = json.loads(subject.canonical_arguments)
+        if subject.server is not None:
+            call = Call(mcp=subject.label, annotations=subject.annotations, arguments=arguments)
+        else:
+            call = Call(tool=subject.label, effects=subject.effects, arguments=arguments)
+        run_id = context.run_id if context is not None else None
+        grant = self.grants.find(call, subject.tool_digest, subject.arguments_digest, run_id)
+        if grant is None or not self.grants.use(grant):
+            return None
+        _emit(
+            context,
+            ApprovalResolved,
+            request_id=f"grant-{grant.id}-{subject.call.id}",
+            call_id=subject.call.id,
+            tool=subject.label,
+            decision="approve_always",
+            reason=f"grant {grant.id}: {grant.describe()}",
+            arguments_digest=subject.arguments_digest,
+            decided_by="grant",
+        )
+        return grant
 
     async def _authorize(
         self,
@@ -251,7 +351,7 @@ class ApprovalGate:
             )
         if self.recorder is not None and context is not None:
             self.recorder.ready(context.run_id)  # raises: a decision that cannot be recorded is not asked
-        if (subject.label, subject.tool_digest) in self._always:
+        if self._granted(subject, context) is not None:
             return self._approval(
                 subject, "approve_always", verdict.rule, subject.canonical_arguments, decided_by="grant"
             )
@@ -411,9 +511,37 @@ class ApprovalGate:
                 return _ended(subject, "failed", DENIED, message)
         self._resolved(context, request, verdict, decision.kind, decision.reason, canonical, edited)
         if decision.kind == "approve_always":  # only once the decision is on the record
-            self._always.add((subject.label, subject.tool_digest))
+            self._grant(subject, request, decision, canonical)
         return self._approval(
             subject, decision.kind, verdict.rule, canonical, request.request_id, decided_by="human"
+        )
+
+    def _grant(
+        self, subject: _Subject, request: ApprovalRequest, decision: ApprovalDecision, canonical: str
+    ) -> None:
+        """Write the grant an ``approve_always`` chose (pinned to this tool definition)."""
+        run = request.run_id
+        origin = f"run {run[:8]}, request {request.request_id}" if run else f"request {request.request_id}"
+        try:
+            self._write_grant(subject, decision, canonical, run, origin)
+        except ValidationError:
+            pass  # a grant that cannot be written leaves the approval of this one call
+
+    def _write_grant(
+        self, subject: _Subject, decision: ApprovalDecision, canonical: str, run: str | None, origin: str
+    ) -> None:
+        self.grants.add(
+            tool=subject.label,
+            tool_digest=subject.tool_digest,
+            scope=decision.scope,
+            mcp=subject.server is not None,
+            arguments_digest=arguments_digest(json.loads(canonical)),
+            match=decision.match,
+            lifetime=decision.lifetime if run or decision.lifetime != "run" else "session",
+            run_id=run,
+            expires=decision.expires,
+            uses=decision.uses,
+            origin=origin,
         )
 
     def _resolved(
@@ -447,6 +575,146 @@ class ApprovalGate:
         )
         if decision in APPROVING and self.recorder is not None and isinstance(event, ApprovalResolved):
             self.recorder.record(event)  # raises: an approval that is not on the record does not execute
+
+    # -- the result review -----------------------------------------------------------------------------
+
+    async def _reviewed(
+        self,
+        subject: _Subject,
+        verdict: Verdict,
+        result: ExternalResult,
+        context: WorkerContext | None,
+        signal: CancelSignal | None = None,
+    ) -> ExternalResult:
+        """``result`` once a person let it through (or the redaction they made), else a failed result."""
+        if result.status == "cancelled":  # nothing came back for a model to read
+            return result
+        if self.approver is None or self.inbox.answerer is not None:
+            message = "No one can review this call's result, so it was held back"
+            return _failed(subject, "failed", REVIEW_NO_REVIEWER, message)
+        if self.recorder is not None and context is not None:
+            self.recorder.ready(context.run_id)  # raises: a review that cannot be recorded is not asked
+        request = self._review_request(subject, verdict, result, context)
+        _emit(
+            context,
+            ReviewRequested,
+            request_id=request.request_id,
+            call_id=result.call_id,
+            tool=request.tool,
+            server=request.server,
+            node_id=request.node_id,
+            result=result.to_wire(),
+            spans=[{"start": span.start, "end": span.end, "label": span.label} for span in request.spans],
+            rule=request.rule,
+        )
+        signal = signal or (context.signal if context else None)
+
+        def check(value: Mapping[str, Any]) -> None:
+            redacted_result(value, result)
+
+        try:
+            answer = await self.inbox.ask(
+                request, timeout=request.timeout_seconds, signal=signal, check=check
+            )
+        except asyncio.CancelledError:
+            self._review_resolved(context, request, "cancelled", "the call was cancelled")
+            raise
+        if signal is not None and signal.cancelled:
+            answer = "withdrawn"
+        return self._review_answered(subject, verdict, request, answer, context)
+
+    def _review_request(
+        self, subject: _Subject, verdict: Verdict, result: ExternalResult, context: WorkerContext | None
+    ) -> ReviewRequest:
+        text = result_text(result)
+        timeout = verdict.review_timeout if verdict.review else None
+        return ReviewRequest(
+            request_id=f"review-{self._session}-{next(self._ids)}",
+            call=subject.call,
+            tool=subject.label,
+            result=result,
+            run_id=context.run_id if context else None,
+            text=text,
+            spans=suspicious_spans(text),
+            server=subject.server,
+            node_id=context.node_id if context else None,
+            rule=verdict.review_rule,
+            requested_at=time.time(),
+            timeout_seconds=timeout if timeout is not None else self.timeout,
+        )
+
+    def _review_answered(
+        self,
+        subject: _Subject,
+        verdict: Verdict,
+        request: ReviewRequest,
+        answer: object,
+        context: WorkerContext | None,
+    ) -> ExternalResult:
+        original = request.result
+        if answer == "timeout":
+            if verdict.review and verdict.review_on_timeout == "allow":
+                reason = "no review in time; the rule lets the result through on timeout"
+                self._review_resolved(context, request, "timeout", reason, original, decided_by="timeout")
+                return original
+            self._review_resolved(context, request, "timeout", "no review in time", decided_by="timeout")
+            return _failed(subject, "timeout", RESULT_REJECTED, "No one reviewed the result in time")
+        if not isinstance(answer, ReviewDecision):
+            why = "the review was withdrawn" if answer == "withdrawn" else "the review got no decision"
+            self._review_resolved(context, request, "cancelled", why)
+            return _failed(
+                subject, "cancelled", REVIEW_CANCELLED, "The call was cancelled while its result was reviewed"
+            )
+        if answer.action == "pass":
+            self._review_resolved(context, request, "pass", answer.reason, original)
+            return original
+        if answer.action == "fail":
+            reason = sanitize_public_message(answer.reason or "") or "The result was rejected in review"
+            self._review_resolved(context, request, "fail", reason)
+            return _failed(subject, "failed", RESULT_REJECTED, reason)
+        try:
+            redacted = redacted_result(answer.redaction or {}, original)
+        except ValidationError as exc:
+            message = sanitize_public_message(exc.message) or "The redacted result is invalid"
+            self._review_resolved(context, request, "fail", f"redacted result refused: {message}")
+            return _failed(subject, "failed", REVIEW_EDIT_INVALID, message)
+        self._review_resolved(context, request, "redact", answer.reason, redacted)
+        return redacted
+
+    def _review_resolved(
+        self,
+        context: WorkerContext | None,
+        request: ReviewRequest,
+        action: str,
+        reason: str | None,
+        released: ExternalResult | None = None,
+        *,
+        decided_by: DecidedBy = "human",
+    ) -> None:
+        """Report how a review ended; one that lets a result through is on the record before it does."""
+        redacted = released is not None and released is not request.result
+        event = _emit(
+            context,
+            ReviewResolved,
+            request_id=request.request_id,
+            call_id=request.result.call_id,
+            tool=request.tool,
+            action=action,
+            reason=None if reason is None else sanitize_public_message(reason),
+            decided_by=None if action == "cancelled" else decided_by,
+            original=request.result.to_wire(),
+            redacted=released.to_wire() if redacted and released is not None else None,
+            released=released is not None,
+        )
+        if released is not None and self.recorder is not None and isinstance(event, ReviewResolved):
+            self.recorder.record(event)  # raises: a result whose review is not on the record is held back
+
+
+def _edited_into_review(subject: _Subject, outcome: _Outcome) -> bool:
+    """Whether arguments edited in the approval view bring the call under a rule that reviews results."""
+    if outcome.canonical_arguments == subject.canonical_arguments:
+        return False
+    return subject.verdict(json.loads(outcome.canonical_arguments)).review
 
 
 def _policy_denies(label: str, verdict: Verdict) -> str:
@@ -503,4 +771,11 @@ def _emit(
     return context.emit(kind, **checked)
 
 
-__all__ = ["ApprovalGate", "Approver"]
+__all__ = [
+    "RESULT_REJECTED",
+    "REVIEW_CANCELLED",
+    "REVIEW_EDIT_INVALID",
+    "REVIEW_NO_REVIEWER",
+    "ApprovalGate",
+    "Approver",
+]

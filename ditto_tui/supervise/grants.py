@@ -386,6 +386,15 @@ class GrantStore:
             listener()
 
 
+def duration(seconds: float) -> str:
+    """``45 s``, ``9 min``, ``1.5 h``: how long a grant has left."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def grants_file(env: Mapping[str, str] | None = None) -> Path:
     """``grants.json`` in the user config directory."""
     return config_dir(env) / GRANTS_FILE
@@ -459,6 +468,7 @@ __all__ = [
     "GrantScope",
     "GrantState",
     "GrantStore",
+    "duration",
     "grant_rule",
     "grants_file",
     "project_grants",

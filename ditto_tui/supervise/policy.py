@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -47,7 +47,8 @@ def rule_label(rule: ApprovalRule) -> str:
     hints = "".join(f" [{name}={str(value).lower()}]" for name, value in given_hints(rule).items())
     args = "".join(f" [{path}={_match_text(match)}]" for path, match in (rule.args or {}).items())
     effects = f" [effects={','.join(rule.effects)}]" if rule.effects else ""
-    return f"{subject}{hints}{effects}{args} → {rule.decision}"
+    review = f", review: {rule.review}" if rule.review is not None else ""
+    return f"{subject}{hints}{effects}{args} → {rule.decision}{review}"
 
 
 def rule_ref(rule: ApprovalRule) -> RuleRef:
@@ -108,6 +109,11 @@ class Verdict:
     deciding rules, and ``allow`` only when every one of them says ``onTimeout: allow``. ``depends``
     holds the labels of rules on arguments that could change the verdict when the arguments were not
     given (a screen listing tools).
+
+    ``review`` says whether the call's result waits for a person's review before anything sees it:
+    true when any matching rule says ``review: results`` (``review_rule`` is the first one's label;
+    ``review_timeout`` the shortest of their ``timeoutSeconds``, ``review_on_timeout`` ``allow`` only
+    when every one of them says ``onTimeout: allow``).
     """
 
     decision: PolicyDecision
@@ -117,6 +123,10 @@ class Verdict:
     decided_by: Literal["rule", "default"] = "default"
     rules: tuple[RuleRef, ...] = ()
     depends: tuple[str, ...] = ()
+    review: bool = False
+    review_rule: str | None = None
+    review_timeout: float | None = None
+    review_on_timeout: OnTimeout = "deny"
 
     @property
     def shown_rule(self) -> str | None:
@@ -188,6 +198,9 @@ class ApprovalPolicy:
         matches = [(rule, rule_matches(rule, call)) for rule in self.rules]
         certain = [rule for rule, match in matches if match is True]
         verdict = _decided(certain) if certain else Verdict(decision=default, rule=None)
+        reviewing = [rule for rule in certain if rule.review is not None]
+        if reviewing:
+            verdict = _reviewed(verdict, reviewing)
         depends = tuple(
             rule_label(rule) for rule, match in matches if match is None and _could_change(rule, verdict)
         )
@@ -219,6 +232,66 @@ def _decided(rules: list[ApprovalRule]) -> Verdict:
     )
 
 
+def _reviewed(verdict: Verdict, rules: list[ApprovalRule]) -> Verdict:
+    timeouts = [rule.timeout_seconds for rule in rules if rule.timeout_seconds is not None]
+    allows = all(rule.on_timeout == "allow" for rule in rules)
+    return dataclasses.replace(
+        verdict,
+        review=True,
+        review_rule=rule_label(rules[0]),
+        review_timeout=min(timeouts) if timeouts else None,
+        review_on_timeout="allow" if allows else "deny",
+    )
+
+
+class ReviewToggles:
+    """The tools whose results a person reviews for the rest of the session, whatever the rules say.
+
+    A live set of tool labels (a registered tool's name, ``SERVER:TOOL`` for an MCP tool) the gate
+    reads on every call, so a screen can turn review on or off for a tool while runs go on.
+    """
+
+    def __init__(self, tools: Iterable[str] = ()) -> None:
+        self._tools: set[str] = set()
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: str) -> None:
+        """Review the results of ``tool``."""
+        if not isinstance(tool, str) or not tool:
+            raise ValidationError("a tool to review is a non-empty tool name or SERVER:TOOL")
+        self._tools.add(tool)
+
+    def remove(self, tool: str) -> bool:
+        """Stop reviewing ``tool`` (its rules may still ask for review); False when it was not on."""
+        if tool in self._tools:
+            self._tools.discard(tool)
+            return True
+        return False
+
+    def toggle(self, tool: str) -> bool:
+        """Turn review of ``tool`` on if it was off, else off; returns whether it is on now."""
+        if self.remove(tool):
+            return False
+        self.add(tool)
+        return True
+
+    def __contains__(self, tool: object) -> bool:
+        return tool in self._tools
+
+    def __bool__(self) -> bool:
+        return bool(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._tools))
+
+    def __repr__(self) -> str:
+        return f"ReviewToggles({sorted(self._tools)!r})"
+
+
 def _could_change(rule: ApprovalRule, verdict: Verdict) -> bool:
     if verdict.decided_by == "default":
         return rule.decision != verdict.decision
@@ -231,6 +304,7 @@ __all__ = [
     "STRICTNESS",
     "ApprovalPolicy",
     "PolicyDecision",
+    "ReviewToggles",
     "Verdict",
     "coerce_rule",
     "hint_value",

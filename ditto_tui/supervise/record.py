@@ -2,15 +2,19 @@
 
 The run journal implements it. The gate asks :meth:`DecisionRecorder.ready` before it asks anyone (a
 decision that could not be recorded is not asked for), and calls :meth:`DecisionRecorder.record` with the
-``approval_resolved`` event of every decision before the call it approves executes; ``record`` raising
-means the call does not execute (fail closed).
+``approval_resolved`` event of every decision before the call it approves executes, and with the
+``review_resolved`` event of every result review before the result it lets through goes on; ``record``
+raising means the call does not execute, or its result does not go on (fail closed).
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from ditto_tui.runtime.events import ApprovalResolved
+from ditto_tui.runtime.events import ApprovalResolved, ReviewResolved
+
+Decision = ApprovalResolved | ReviewResolved
+"""What goes on the record: an approval decision, or the end of a result review."""
 
 
 class DecisionRecorder(Protocol):
@@ -20,9 +24,9 @@ class DecisionRecorder(Protocol):
         """Raise when a decision of ``run_id`` cannot be recorded now (its record already failed)."""
         ...
 
-    def record(self, decision: ApprovalResolved) -> None:
-        """Make ``decision`` durable; raise to refuse the execution it would allow."""
+    def record(self, decision: Decision) -> None:
+        """Make ``decision`` durable; raise to refuse the execution (or the result) it would allow."""
         ...
 
 
-__all__ = ["DecisionRecorder"]
+__all__ = ["Decision", "DecisionRecorder"]

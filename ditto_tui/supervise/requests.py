@@ -4,14 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
-from ditto_tui.contracts import ToolCall
+import pydantic
+
+from ditto_tui.contracts import ExternalResult, ToolCall
 from ditto_tui.errors import ValidationError
+from ditto_tui.interaction.results import validation_summary
 from ditto_tui.runtime.approval import DECISION_KINDS, Approval, DecisionKind
 from ditto_tui.supervise.grants import GRANT_LIFETIMES, GRANT_SCOPES, GrantLifetime, GrantScope
+from ditto_tui.supervise.review import Span
 
-__all__ = ["Approval", "ApprovalDecision", "ApprovalRequest", "DecisionKind"]
+__all__ = [
+    "Approval",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "DecisionKind",
+    "ReviewAction",
+    "ReviewDecision",
+    "ReviewRequest",
+    "redacted_result",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,3 +115,98 @@ class ApprovalDecision:
     def approves(self) -> bool:
         """Whether the decision lets the call execute."""
         return self.kind != "deny"
+
+
+ReviewAction = Literal["pass", "redact", "fail"]
+"""What a reviewer answers: let the result through as it is, replace it with an edited one, or fail the
+call (``RESULT_REJECTED``)."""
+REVIEW_ACTIONS: tuple[ReviewAction, ...] = get_args(ReviewAction)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewRequest:
+    """A call's result held for review after the call executed and before any node or model sees it.
+
+    ``text`` is the result's text as a model would read it (:func:`~ditto_tui.supervise.review.result_text`)
+    and ``spans`` index it: what the review heuristic found that looks like instructions to a model.
+    ``rule`` names the rule with ``review: results`` that asked (``None``: the session's toggle for the
+    tool); ``timeout_seconds`` how long it may wait (``None``: no limit).
+    """
+
+    request_id: str
+    call: ToolCall
+    tool: str
+    result: ExternalResult
+    run_id: str | None
+    text: str = ""
+    spans: tuple[Span, ...] = ()
+    server: str | None = None
+    node_id: str | None = None
+    rule: str | None = None
+    requested_at: float = 0.0
+    timeout_seconds: float | None = None
+
+    kind: ClassVar[Literal["result_review"]] = "result_review"
+    """What is asked: whether a call's result may go on (an inbox request kind)."""
+
+
+def redacted_result(value: ExternalResult | Mapping[str, Any], original: ExternalResult) -> ExternalResult:
+    """``value`` as the result that replaces ``original``: a valid ``ExternalResult`` of the same call
+    and source. Raises :class:`ValidationError` saying why it is refused."""
+    if isinstance(value, ExternalResult):
+        result = value
+    elif isinstance(value, Mapping):
+        try:
+            result = ExternalResult.model_validate(dict(value))
+        except pydantic.ValidationError as exc:
+            raise ValidationError(
+                f"the redacted result is not a valid result: {validation_summary(exc)}"
+            ) from None
+    else:
+        raise ValidationError("the redacted result must be a JSON object (an ExternalResult)")
+    if result.call_id != original.call_id or result.source != original.source:
+        raise ValidationError(
+            f"the redacted result must answer the same call: callId {original.call_id!r}, "
+            f"source {original.source!r}"
+        )
+    return result
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewDecision:
+    """A reviewer's answer: ``pass``, ``redact`` with the edited ``result`` (an ``ExternalResult`` or its
+    JSON, validated here, so a bad one is refused before it is accepted), or ``fail`` with a ``reason``
+    the model is told."""
+
+    action: ReviewAction
+    result: ExternalResult | Mapping[str, Any] | None = None
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.action not in REVIEW_ACTIONS:
+            raise ValidationError(f"review action {self.action!r} must be pass, redact or fail")
+        if self.action != "redact":
+            if self.result is not None:
+                raise ValidationError("only a redaction carries a result")
+            return
+        if isinstance(self.result, ExternalResult):
+            return
+        if not isinstance(self.result, Mapping):
+            raise ValidationError("a redaction needs the edited result (an ExternalResult)")
+        try:
+            checked = ExternalResult.model_validate(dict(self.result))
+        except pydantic.ValidationError as exc:
+            raise ValidationError(
+                f"the redacted result is not a valid result: {validation_summary(exc)}"
+            ) from None
+        object.__setattr__(self, "result", checked)
+
+    @property
+    def approves(self) -> bool:
+        """Whether a result goes on (everything but ``fail``)."""
+        return self.action != "fail"
+
+    @property
+    def redaction(self) -> ExternalResult | None:
+        """The edited result of a redaction, validated (None for pass and fail)."""
+        return self.result if isinstance(self.result, ExternalResult) else None

@@ -141,12 +141,14 @@ def result_text(result: ExternalResult) -> str:
 _PARTS = (TextPart, JsonPart, ReferencePart)
 
 
-def _part_text(part: TextPart | JsonPart | ReferencePart) -> str:
+def _part_text(part: object) -> str:
     if isinstance(part, TextPart):
         return part.text
     if isinstance(part, JsonPart):
         return _json(part.data)
-    return part.reference.uri
+    if isinstance(part, ReferencePart):
+        return part.reference.uri
+    return _json(part)
 
 
 def _json(value: object) -> str:

@@ -26,6 +26,8 @@ from ditto_tui.runtime.events import (
     NodeFailed,
     NodeFinished,
     NodeStarted,
+    ReviewRequested,
+    ReviewResolved,
     RunStarted,
 )
 from ditto_tui.sanitize import sanitize_public_message
@@ -50,6 +52,9 @@ FLUSH_BYTES = 64 * 1024
 """Buffered lines are written out at the latest when they reach this size."""
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+_DURABLE = frozenset({"approval_resolved", "review_resolved", "breakpoint_resolved", "run_finished"})
+"""Kinds of lines written and fsynced at once: decisions, and the end of a run."""
 
 CLIENT_REQUEST = "mcp_client_request"
 """The ``name`` of the custom event that records a decision on an MCP server's request."""
@@ -200,14 +205,20 @@ class RunJournal:
                 f"the call was not executed: its approval cannot be recorded: {failure.message}"
             )
 
-    def record(self, decision: ApprovalResolved) -> None:
-        """Write and fsync ``decision`` now; raise :class:`JournalError` when it is not on disk."""
+    def record(self, decision: ApprovalResolved | ReviewResolved) -> None:
+        """Write and fsync ``decision`` (an approval, or the end of a result review) now; raise
+        :class:`JournalError` when it is not on disk."""
         run = self._runs.get(decision.run_id)
         if run is None and decision.run_id not in self._failures:
             run = self._start_outside_run(decision)
         if run is not None and run.error is None and run.last_decision != decision.seq:
             self._record(decision, run)
         failure = self._failures.get(decision.run_id)
+        if failure is not None and isinstance(decision, ReviewResolved):
+            raise JournalError(
+                f"the result of call {decision.call_id!r} ({decision.tool}) was held back: its review "
+                f"could not be recorded: {failure.message}"
+            )
         if failure is not None:
             raise JournalError(
                 f"call {decision.call_id!r} ({decision.tool}) was approved but not executed: the decision "
@@ -272,7 +283,9 @@ class RunJournal:
         if run is None:
             if isinstance(event, RunStarted):
                 run = self._start(event)
-            elif isinstance(event, ApprovalRequested) and event.run_id not in self._failures:
+            elif (
+                isinstance(event, ApprovalRequested | ReviewRequested) and event.run_id not in self._failures
+            ):
                 run = self._start_outside_run(event)
             else:
                 return
@@ -282,7 +295,9 @@ class RunJournal:
             self._close(run)
             del self._runs[event.run_id]
 
-    def _start_outside_run(self, event: ApprovalRequested | ApprovalResolved) -> _RunFile:
+    def _start_outside_run(
+        self, event: ApprovalRequested | ApprovalResolved | ReviewRequested | ReviewResolved
+    ) -> _RunFile:
         """A call made with ``runtime.invoke`` has no ``run_started``: its journal opens at its request."""
         started = RunStarted.trusted(
             {
@@ -329,8 +344,8 @@ class RunJournal:
             return
         self._append(run, line)
         kind = event.kind
-        if kind == "approval_resolved" or kind == "run_finished" or kind == "breakpoint_resolved":
-            if kind == "approval_resolved":
+        if kind in _DURABLE:
+            if kind == "approval_resolved" or kind == "review_resolved":
                 run.last_decision = event.seq
             self._write(event.run_id, run, sync=True)
         elif kind == "node_finished" and isinstance(event, NodeFinished) and event.node_type == OUTPUT:
@@ -342,7 +357,7 @@ class RunJournal:
 
     @staticmethod
     def _links(event: ExecutionEvent, run: _RunFile) -> Links | None:
-        if isinstance(event, ApprovalRequested | ApprovalResolved):
+        if isinstance(event, ApprovalRequested | ApprovalResolved | ReviewRequested | ReviewResolved):
             return {"callId": event.call_id}
         if isinstance(event, NodeStarted):
             if not event.node_type.startswith(INTERACTION_PREFIX):
