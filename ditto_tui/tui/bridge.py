@@ -19,6 +19,7 @@ from ditto_tui.program import Program
 from ditto_tui.runtime import ExecutionEvent, Graph, RunStarted, Runtime
 from ditto_tui.session import open_runtime
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
+from ditto_tui.supervise.grants import Grant, GrantState
 from ditto_tui.supervise.journal import RunJournal
 from ditto_tui.tui.mcp_source import BROWSE_ONLY
 from ditto_tui.tui.write_targets import server_roots, write_targets
@@ -239,12 +240,20 @@ class RunBridge:
         return self.runtime is not None and self.runtime.cancel_call(execution_id)
 
     def grants(self) -> list[str]:
-        """Tools approved "always" in this session."""
+        """Tools some live grant covers (in part or in whole)."""
         return self.gate.always_approved() if self.gate is not None else []
 
     def revoke(self, tool: str) -> bool:
-        """Withdraw the "always" grant of ``tool``."""
+        """Withdraw every grant of ``tool``."""
         return self.gate is not None and self.gate.revoke(tool)
+
+    def grant_states(self) -> list[GrantState]:
+        """The session's live grants with what is left of them (the grants panel)."""
+        return self.gate.grants.states() if self.gate is not None else []
+
+    def revoke_grant(self, grant_id: str) -> Grant | None:
+        """End grant ``grant_id`` (or the only one whose id starts with it)."""
+        return self.gate.grants.revoke(grant_id) if self.gate is not None else None
 
     @property
     def timeout(self) -> float | None:

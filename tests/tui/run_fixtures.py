@@ -84,6 +84,33 @@ async def keys_armed(pilot: Pilot[Any]) -> None:
     await wait_until(pilot, lambda: app.keys.armed)
 
 
+async def approve_always(pilot: Pilot[Any], scope: str = "tool", lifetime: str = "session") -> None:
+    """In an open approval view: ``s``, choose the grant's scope and lifetime with the keys, ``ctrl+s``."""
+    from textual.widgets import RadioSet
+
+    from ditto_tui.tui.widgets.grant_chooser import GrantChooser
+
+    await pilot.press("s")
+    await wait_until(pilot, lambda: bool(pilot.app.screen.query(GrantChooser)))
+    chooser = pilot.app.screen.query_one(GrantChooser)
+    for radio_id, wanted in (("#grant-scope", scope), ("#grant-lifetime", lifetime)):
+        radios = chooser.query_one(radio_id, RadioSet)
+        radios.focus()
+        await pilot.pause()
+        names = [button.name for button in radios.query("RadioButton")]
+        start = radios._selected or 0  # the highlighted button, where the arrow keys move from
+        target = names.index(wanted)
+        for _ in range(abs(target - start)):
+            await pilot.press("down" if target > start else "up")
+        await pilot.press("enter")
+
+        def chosen(radios: RadioSet = radios, wanted: str = wanted) -> bool:
+            return radios.pressed_button is not None and radios.pressed_button.name == wanted
+
+        await wait_until(pilot, chosen)
+    await pilot.press("ctrl+s")
+
+
 def run_screen(app: DittoApp) -> RunScreen:
     """The Run screen (the base of the run mode)."""
     screen = app.screen_stack[0]

@@ -19,6 +19,7 @@ from tests.tui.run_fixtures import (
     SIZE,
     app_for,
     approval_view,
+    approve_always,
     config,
     decisions,
     keys_armed,
@@ -54,18 +55,21 @@ async def test_approve_always_covers_the_next_call_and_the_grant_can_be_revoked(
     app = app_for(root, "tests/data/graphs/two_writes.py")
     async with app.run_test(size=SIZE) as pilot:
         await approval_view(pilot)
-        await pilot.press("s")
+        await approve_always(pilot)
         result = await outputs(pilot)
         assert [result[n].status for n in ("first", "second")] == ["success", "success"]
         assert (root / "first.md").read_text() == "one\n" and (root / "second.md").read_text() == "two\n"
         assert app.bridge.grants() == ["write_text"]
+        [state] = app.bridge.grant_states()
+        assert (state.grant.scope, state.grant.lifetime) == ("tool", "session")
         await keys_armed(pilot)
         await pilot.press("g")
         await wait_until(pilot, lambda: isinstance(app.screen, GrantsModal))
-        assert "write_text" in screen_text(app)
+        shown = screen_text(app)
+        assert state.grant.id in shown and "write_text: every call" in shown and "this session" in shown
         await pilot.press("r")
         await wait_until(pilot, lambda: app.bridge.grants() == [])
-        assert "No tool is approved always" in screen_text(app)
+        assert "No grants." in screen_text(app)
         await pilot.press("escape")
 
 

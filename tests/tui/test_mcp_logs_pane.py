@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +11,7 @@ from typing import Any
 import pytest
 from textual.widgets import Log
 
+from ditto_tui.interaction.mcp.logs import LOG_LINES_PER_SECOND
 from ditto_tui.tui.mcp_source import McpSource
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.widgets.mcp_logs import McpLogsPane
@@ -85,8 +88,15 @@ async def test_m17_a_log_flood_reaches_the_pane_rate_limited_and_redacted(source
     app = ScreenApp(lambda: McpScreen(source))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = await _logs(app, pilot, "hostile")
+        started = time.monotonic()
         await source.invoke("hostile", "flood", {"count": 2000, "secret": "hunter2-secret"})
         await wait_until(pilot, lambda: "dropping the rest" in _log_text(pane))
-        logged = [line for line in pane.query_one(Log).lines if line.startswith("[log] ")]
-        assert 0 < len(logged) <= 100 and "hunter2" not in _log_text(pane)
+        seconds = time.monotonic() - started
+        lines = list(pane.query_one(Log).lines)
+        first = next(n for n, line in enumerate(lines) if "dropping the rest" in line)
+        logged = [line for line in lines if line.startswith("[log] ")]
+        # At most LOG_LINES_PER_SECOND in the second the flood began, and in every second after it.
+        assert 0 < len([line for line in lines[:first] if line.startswith("[log] ")]) <= LOG_LINES_PER_SECOND
+        assert len(logged) <= LOG_LINES_PER_SECOND * (math.ceil(seconds) + 1) < 2000
+        assert "hunter2" not in _log_text(pane)
         assert app.is_running

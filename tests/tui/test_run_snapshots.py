@@ -30,6 +30,7 @@ from ditto_tui.runtime import (
     RunStarted,
 )
 from ditto_tui.supervise import ApprovalRequest
+from ditto_tui.supervise.grants import Grant, GrantState
 from ditto_tui.tui.bridge import EventsArrived, RunBridge, RunSpec
 from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.screens.approval import ApprovalModal
@@ -91,13 +92,32 @@ class Backend:
 
 
 class Grants:
-    """Two "always" grants."""
+    """Two grants: one for every call of an MCP tool this session, one for writes under notes/ with uses."""
 
-    def grants(self) -> list[str]:
-        return ["demo:write_note", "write_text"]
+    def grant_states(self) -> list[GrantState]:
+        tool = Grant(
+            id="g-1a2b3c4d",
+            tool="demo:write_note",
+            tool_digest="d1",
+            mcp=True,
+            origin="run 5f3a1c2e, request a-1",
+        )
+        rule = Grant(
+            id="g-9e8d7c6b",
+            tool="write_text",
+            tool_digest="d2",
+            scope="rule",
+            match={"args": {"path": "notes/**"}},
+            lifetime="project",
+            origin="run 5f3a1c2e, request a-2",
+        )
+        return [
+            GrantState(grant=tool, uses_left=None, seconds_left=540.0),
+            GrantState(grant=rule, uses_left=3, seconds_left=None),
+        ]
 
-    def revoke(self, tool: str) -> bool:
-        return False
+    def revoke_grant(self, grant_id: str) -> Grant | None:
+        return None
 
 
 def _bridge(workspace: Path) -> RunBridge:

@@ -6,7 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from ditto_tui.tui.screens.tools import ToolRow, ToolsScreen
-from tests.tui.run_fixtures import SIZE, app_for, approval_view, keys_armed, outputs, wait_until, workspace
+from tests.tui.run_fixtures import (
+    SIZE,
+    app_for,
+    approval_view,
+    approve_always,
+    keys_armed,
+    outputs,
+    wait_until,
+    workspace,
+)
 
 
 def _always(app: object) -> dict[str, bool]:
@@ -20,7 +29,7 @@ async def test_the_tools_screen_shows_always_grants_of_the_live_session(tmp_path
     app = app_for(root, "tests/data/graphs/two_writes.py")
     async with app.run_test(size=SIZE) as pilot:
         await approval_view(pilot)
-        await pilot.press("s")
+        await approve_always(pilot)
         await outputs(pilot)
         await keys_armed(pilot)
         await pilot.press("f4")

@@ -14,6 +14,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Input, Static
 
 from ditto_tui.digest import arguments_digest
+from ditto_tui.errors import ValidationError
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
 from ditto_tui.tui import clock
 from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
@@ -25,7 +26,7 @@ from ditto_tui.tui.widgets.inline import one_line
 if TYPE_CHECKING:
     from ditto_tui.tui.widgets.schema_form import SchemaForm
 
-Mode = Literal["review", "deny", "edit", "edited"]
+Mode = Literal["review", "deny", "edit", "edited", "grant"]
 
 OVERWRITE_HEADING = "Diff against the current"
 """How :func:`write_diff` opens the diff of a file that exists: the call overwrites it."""
@@ -82,17 +83,21 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         "deny": frozenset({"back"}),
         "edit": frozenset({"check_edit", "back"}),
         "edited": frozenset({"approve_edited", "deny", "edit", "withdraw", "back"}),
+        "grant": frozenset({"save_grant", "back"}),
     }
-    DECISIONS = frozenset({"approve", "approve_always", "approve_edited", "deny", "edit", "withdraw"})
+    DECISIONS = frozenset(
+        {"approve", "approve_always", "approve_edited", "deny", "edit", "withdraw", "save_grant"}
+    )
     TOPIC = "Approval"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve once"),
         Binding("a", "approve_edited", "Approve edited"),
-        Binding("s", "approve_always", "Approve always"),
+        Binding("s", "approve_always", "Approve always…"),
         Binding("d", "deny", "Deny…"),
         Binding("e", "edit", "Edit args…"),
         Binding("c", "withdraw", "Cancel call"),
         Binding("ctrl+s", "check_edit", "Check edit"),
+        Binding("ctrl+s", "save_grant", "Save grant"),
         Binding("escape", "later", "Later"),
         Binding("escape", "back", "Back"),
         Binding("m", "toggle_proposal", "Model's message", show=False),
@@ -330,12 +335,14 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
     def _set_mode(self, mode: Mode) -> None:
         self.mode = mode
         self.reason.display = mode == "deny"
-        self.editor_box.display = mode == "edit"
+        self.editor_box.display = mode in ("edit", "grant")
         hints = {
             "review": "Read the arguments (arrow keys scroll), then decide with a key below.",
             "deny": "Type the reason, Enter denies. Escape goes back.",
             "edit": "Edit, then ctrl+s checks them with the tool's own validation. Escape goes back.",
             "edited": "The edited arguments passed the tool's checks: a approves them as shown.",
+            "grant": "Choose which calls and for how long (arrows and space; Tab moves on), ctrl+s "
+            "approves this call and saves the grant. Escape goes back.",
         }
         self.hint.update(Text(hints[mode], style="italic"))
         self.refresh_bindings()
@@ -344,9 +351,27 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         """Approve this call once, with the arguments shown."""
         self._close(ApprovalDecision(kind="approve"))
 
-    def action_approve_always(self) -> None:
-        """Approve this call and every later call of this tool in this session."""
-        self._close(ApprovalDecision(kind="approve_always"))
+    async def action_approve_always(self) -> None:
+        """Choose the grant: which later calls it approves without asking, and for how long."""
+        from ditto_tui.tui.widgets.grant_chooser import GrantChooser
+
+        await self.editor_box.remove_children()
+        recorded = getattr(self.backend, "recorded_calls", None)
+        await self.editor_box.mount(GrantChooser(self.request, recorded, id="grant"))
+        self._set_mode("grant")
+        self.call_after_refresh(self._focus_editor)
+
+    def action_save_grant(self) -> None:
+        """Approve this call and save the grant chosen (or say what to fix)."""
+        from ditto_tui.tui.widgets.grant_chooser import GrantChooser
+
+        chooser = self.query_one("#grant", GrantChooser)
+        try:
+            decision = chooser.decision()
+        except ValidationError as exc:
+            chooser.show_error(exc.message)
+            return
+        self._close(decision)
 
     def action_approve_edited(self) -> None:
         """Approve once with the checked, edited arguments."""
