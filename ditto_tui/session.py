@@ -24,10 +24,13 @@ from ditto_tui.interaction import McpRegistry, ToolRegistry, create_interaction_
 from ditto_tui.program import Program
 from ditto_tui.runtime import Runtime, WorkerDefinition, create_ditto
 from ditto_tui.runtime.breakpoints import Breakpoints
+from ditto_tui.runtime.events import ExecutionEvent, RunFinished, RunStarted
 from ditto_tui.sandbox import create_local_sandbox_executor
 from ditto_tui.supervise import ApprovalGate, Inbox, InboxBreakpoints, RunJournal
+from ditto_tui.supervise.grants import GrantStore
 from ditto_tui.supervise.journal import create_run_journal
 from ditto_tui.supervise.mcp_requests import McpRequests
+from ditto_tui.supervise.modes import Mode, ModeSwitch
 from ditto_tui.supervise.policy import ReviewToggles
 from ditto_tui.supervise.sign_in import InboxAuthorizer
 
@@ -49,15 +52,20 @@ def build_runtime(
     mcp: McpRegistry | None = None,
     journal: bool = True,
     inbox: Inbox | None = None,
+    mode: Mode = "ask",
 ) -> tuple[Runtime, ApprovalGate]:
     """The runtime a program runs on: config sandbox, local executor, INTERACTION worker with its gate.
 
     With ``mcp`` (connected servers, see :func:`open_runtime`) the worker also exposes INTERACTION.ACT.MCP.
     With ``journal`` every run is journaled in the user's state directory and a call whose approval the
     journal cannot record is not executed (``ditto_tui.supervise.journal``). ``inbox`` (one built over
-    ``approver``) becomes the gate's table of pending requests.
+    ``approver``) becomes the gate's table of pending requests. The gate's grants are the session's and
+    the workspace's project grants (:class:`~ditto_tui.supervise.grants.GrantStore`); ``mode`` is the
+    session's mode at the start, and every change of it is journaled in each run going on.
     """
     gate = ApprovalGate.from_config(config.approval, inbox if inbox is not None else approver)
+    gate.grants = GrantStore(workspace)
+    gate.mode = ModeSwitch(mode)
     tools = ToolRegistry(program.tools)
     run_journal = None
     if journal:
@@ -81,7 +89,35 @@ def build_runtime(
     )
     if run_journal is not None:
         run_journal.attach(runtime)
+    _journal_modes(runtime, gate)
     return runtime, gate
+
+
+def _journal_modes(runtime: Runtime, gate: ApprovalGate) -> None:
+    """Put the mode on the record of every run: at its start when it is not ``ask``, and each change in
+    every run going on then (a ``mode_changed`` event); a run's grants end with it."""
+    live: set[str] = set()
+
+    def watch(event: ExecutionEvent) -> None:
+        if isinstance(event, RunStarted):
+            live.add(event.run_id)
+            if gate.mode.mode != "ask":  # after the run_started line every subscriber gets first
+                asyncio.get_running_loop().call_soon(
+                    runtime.announce,
+                    event.run_id,
+                    "mode_changed",
+                    {"mode": gate.mode.mode, "previous": "ask"},
+                )
+        elif isinstance(event, RunFinished):
+            live.discard(event.run_id)
+            gate.grants.end_run(event.run_id)
+
+    def changed(mode: Mode, previous: Mode) -> None:
+        for run_id in sorted(live):
+            runtime.announce(run_id, "mode_changed", {"mode": mode, "previous": previous})
+
+    runtime.subscribe(watch)
+    gate.mode.on_change(changed)
 
 
 def agent_workers(program: Program, config: RuntimeConfig, workspace: Path) -> list[WorkerDefinition]:
@@ -137,6 +173,7 @@ async def open_runtime(
     wait_for_servers: bool = False,
     log_dir: Path | None = None,
     notice: Callable[[str], None] | None = None,
+    mode: Mode = "ask",
 ) -> AsyncIterator[RunSession]:
     """:func:`build_runtime` with the MCP servers of ``mcp.servers`` connected.
 
@@ -163,7 +200,7 @@ async def open_runtime(
     log_folder = log_dir or logs_dir(workspace)
     async with _mcp_servers(config, workspace, wait_for_servers, log_folder, requests, sign_in) as mcp:
         runtime, gate = build_runtime(
-            program, config, workspace, approver, mcp=mcp, journal=journal, inbox=inbox
+            program, config, workspace, approver, mcp=mcp, journal=journal, inbox=inbox, mode=mode
         )
         session = RunSession(runtime=runtime, gate=gate, mcp=mcp, client_requests=requests)
         requests.recorder = session.journal

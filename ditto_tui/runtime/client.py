@@ -38,6 +38,7 @@ from ditto_tui.runtime.events import (
     ExecutionEvent,
     NodeInfo,
     RunStatus,
+    checked_fields,
 )
 from ditto_tui.runtime.graph import Graph, GraphNode, LoopDefinition
 from ditto_tui.runtime.worker import NodeHandler, Services, WorkerContext, WorkerDefinition
@@ -241,6 +242,15 @@ class Runtime:
             return True
 
         return unsubscribe
+
+    def announce(self, run_id: str, kind: str, fields: Mapping[str, Any]) -> ExecutionEvent | None:
+        """Emit an event of ``kind`` (its fields checked by its class) into run ``run_id`` from outside
+        its nodes: the session's supervision (a mode change) uses it so the run's record says so."""
+        cls = EVENT_TYPES.get(kind)
+        checked = dict(fields)
+        if cls is not None and cls is not CustomEvent:
+            kind, checked = checked_fields(cls, **checked)
+        return self._emit(kind, run_id, checked)
 
     @property
     def observed(self) -> bool:

@@ -22,6 +22,7 @@ EventKind = Literal[
     "breakpoint_resolved",
     "review_requested",
     "review_resolved",
+    "mode_changed",
     "run_finished",
     "custom",
 ]
@@ -255,6 +256,14 @@ class ReviewResolved(ExecutionEvent):
     released: bool = Field(description="Whether a result (the original or the redacted one) goes on.")
 
 
+class ModeChanged(ExecutionEvent):
+    """The session's mode changed while the run went on (or was not ``ask`` when it started)."""
+
+    kind: Literal["mode_changed"] = "mode_changed"
+    mode: str = Field(description="The mode now: ask, read-only, auto-edit or plan.")
+    previous: str = Field(description="The mode before.")
+
+
 class RunFinished(ExecutionEvent):
     """A run ended; ``status`` says how."""
 
@@ -286,6 +295,7 @@ AnyEvent = Annotated[
     | BreakpointResolved
     | ReviewRequested
     | ReviewResolved
+    | ModeChanged
     | RunFinished
     | CustomEvent,
     Field(discriminator="kind"),
@@ -308,6 +318,7 @@ EVENT_TYPES: dict[str, type[ExecutionEvent]] = {
         BreakpointResolved,
         ReviewRequested,
         ReviewResolved,
+        ModeChanged,
         RunFinished,
         CustomEvent,
     )

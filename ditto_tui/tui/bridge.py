@@ -17,10 +17,13 @@ from ditto_tui.errors import RuntimeClosedError, ValidationError
 from ditto_tui.interaction import McpRegistry
 from ditto_tui.program import Program
 from ditto_tui.runtime import ExecutionEvent, Graph, RunStarted, Runtime
-from ditto_tui.session import open_runtime
+from ditto_tui.runtime.breakpoints import Breakpoints
+from ditto_tui.session import RunSession, open_runtime
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
 from ditto_tui.supervise.grants import Grant, GrantState
 from ditto_tui.supervise.journal import RunJournal
+from ditto_tui.supervise.modes import Mode, ModeSwitch
+from ditto_tui.supervise.policy import ReviewToggles
 from ditto_tui.tui.mcp_source import BROWSE_ONLY
 from ditto_tui.tui.write_targets import server_roots, write_targets
 
@@ -105,7 +108,8 @@ class RunSpec:
     """What the session opens: the config and workspace, and the graph file to run (None: browse only).
 
     ``journal``: whether runs are journaled (``--no-journal`` turns it off); ``ask_task``: the Run screen
-    asks for the agent's task in its prompt box before the first run.
+    asks for the agent's task in its prompt box before the first run; ``mode``: the session's mode at
+    the start (``--mode``).
     """
 
     config: RuntimeConfig
@@ -113,6 +117,7 @@ class RunSpec:
     program: Program | None = None
     journal: bool = True
     ask_task: bool = False
+    mode: Mode = "ask"
 
 
 class RunBridge:
@@ -132,6 +137,7 @@ class RunBridge:
         self.gate: ApprovalGate | None = None
         self.mcp: McpRegistry | None = None
         self.journal: RunJournal | None = None
+        self.session: RunSession | None = None
         self.runs: list[str] = []
         """The ids of the program's runs in this session, oldest first."""
         self._starting = False
@@ -152,8 +158,14 @@ class RunBridge:
         spec = self.spec
         try:
             async with open_runtime(
-                spec.program or BROWSE_ONLY, spec.config, spec.workspace, self.approver, journal=spec.journal
+                spec.program or BROWSE_ONLY,
+                spec.config,
+                spec.workspace,
+                self.approver,
+                journal=spec.journal,
+                mode=spec.mode,
             ) as session:
+                self.session = session
                 self.runtime, self.gate, self.mcp = session.runtime, session.gate, session.mcp
                 self.journal = session.journal
                 unsubscribe = session.runtime.subscribe(self.pump)
@@ -246,6 +258,21 @@ class RunBridge:
     def revoke(self, tool: str) -> bool:
         """Withdraw every grant of ``tool``."""
         return self.gate is not None and self.gate.revoke(tool)
+
+    @property
+    def breakpoints(self) -> Breakpoints | None:
+        """The session's live breakpoints (None until the session is open)."""
+        return self.runtime.breakpoints if self.runtime is not None else None
+
+    @property
+    def reviews(self) -> ReviewToggles | None:
+        """The tools whose results are reviewed for the rest of the session (None until it is open)."""
+        return self.gate.reviews if self.gate is not None else None
+
+    @property
+    def mode(self) -> ModeSwitch | None:
+        """The session's mode switch (None until the session is open)."""
+        return self.gate.mode if self.gate is not None else None
 
     def grant_states(self) -> list[GrantState]:
         """The session's live grants with what is left of them (the grants panel)."""
