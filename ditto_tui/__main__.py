@@ -24,6 +24,7 @@ from ditto_tui.sanitize import escape_controls
 from ditto_tui.supervise import ApprovalPolicy, JournalRead, read_journal
 from ditto_tui.supervise.journal import list_runs
 from ditto_tui.supervise.lint import lint_report
+from ditto_tui.supervise.modes import MODES, Mode
 from ditto_tui.trust import is_trusted, real_path, trust, trusted_workspaces, untrust
 from ditto_tui.workspace import CONFIG_NAME, default_graph, resolve_config, untrusted_notice, user_config_file
 
@@ -87,6 +88,17 @@ _OPTIONS = (
         },
     ),
     _Option(
+        ("--mode",),
+        "mode",
+        "ask",
+        {
+            "choices": MODES,
+            "help": "the session's mode: ask (the rules decide, the default), read-only (only calls known to "
+            "just read run), auto-edit (workspace file writes run without asking), plan (read-only, and the "
+            "model is told to propose a plan); in the app a key cycles them",
+        },
+    ),
+    _Option(
         ("--break",),
         "breakpoints",
         (),
@@ -117,7 +129,18 @@ _OPTIONS = (
 )
 
 _RUN_OPTIONS = frozenset(
-    {"config", "policy", "workspace", "headless", "approve", "breakpoints", "no_journal", "task", "input"}
+    {
+        "config",
+        "policy",
+        "workspace",
+        "headless",
+        "approve",
+        "mode",
+        "breakpoints",
+        "no_journal",
+        "task",
+        "input",
+    }
 )
 APPLIES: dict[str | None, frozenset[str]] = {
     None: _RUN_OPTIONS,
@@ -310,13 +333,16 @@ def _open_app(
     journal: bool = True,
     *,
     ask_task: bool = False,
+    mode: Mode = "ask",
 ) -> int:
     """Run the Textual app until the user quits (imported here: headless runs never load Textual).
 
     ``ask_task``: the prompt box asks for the agent's task before the run starts."""
     from ditto_tui.tui import DittoApp, RunSpec
 
-    spec = RunSpec(config=config, workspace=workspace, program=program, journal=journal, ask_task=ask_task)
+    spec = RunSpec(
+        config=config, workspace=workspace, program=program, journal=journal, ask_task=ask_task, mode=mode
+    )
     app = DittoApp(spec)
     app.run()
     return app.return_code or 0
@@ -373,9 +399,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     journal = not args.no_journal
     if not args.headless:
         ask = args.task is None and args.input is None and agent_task(program) is not None
-        return _open_app(config, workspace, program, journal, ask_task=ask)
+        return _open_app(config, workspace, program, journal, ask_task=ask, mode=args.mode)
     headless = run_headless(
-        program, config, workspace, approve=args.approve, journal=journal, breakpoints=args.breakpoints
+        program,
+        config,
+        workspace,
+        approve=args.approve,
+        journal=journal,
+        breakpoints=args.breakpoints,
+        mode=args.mode,
     )
     return asyncio.run(headless)
 

@@ -17,6 +17,7 @@ from ditto_tui.sanitize import escape_unprintable, public_message_from_exception
 from ditto_tui.session import open_runtime
 from ditto_tui.supervise import StaticApprover
 from ditto_tui.supervise.journal import wire_form
+from ditto_tui.supervise.modes import Mode
 
 
 def event_json(event: ExecutionEvent) -> str:
@@ -63,19 +64,26 @@ async def run_headless(
     err: TextIO | None = None,
     journal: bool = True,
     breakpoints: Sequence[str] = (),
+    mode: Mode = "ask",
 ) -> int:
     """Run ``program``, print every event as JSON; 0 when the run finishes, 1 with a reason when not.
 
     The run is journaled in the user's state directory (``ditto-tui runs``) unless ``journal`` is False.
     ``breakpoints`` (``--break NODE_GLOB``) need a person to ask: headless, with only ``--approve`` to
-    answer, the run refuses to start and says so.
+    answer, the run refuses to start and says so. ``mode`` (``--mode``) is the session's mode.
     """
     out = out or sys.stdout
     err = err or sys.stderr
     try:
         approver = StaticApprover(approve)
         async with open_runtime(
-            program, config, workspace, approver, journal=journal, notice=lambda line: print(line, file=err)
+            program,
+            config,
+            workspace,
+            approver,
+            journal=journal,
+            notice=lambda line: print(line, file=err),
+            mode=mode,
         ) as session:
             _report_servers(session.mcp, err)
             runtime = session.runtime

@@ -89,25 +89,20 @@ def build_runtime(
     )
     if run_journal is not None:
         run_journal.attach(runtime)
-    _journal_modes(runtime, gate)
+    _journal_modes(runtime, gate, run_journal)
     return runtime, gate
 
 
-def _journal_modes(runtime: Runtime, gate: ApprovalGate) -> None:
-    """Put the mode on the record of every run: at its start when it is not ``ask``, and each change in
-    every run going on then (a ``mode_changed`` event); a run's grants end with it."""
+def _journal_modes(runtime: Runtime, gate: ApprovalGate, journal: RunJournal | None) -> None:
+    """Put the mode on the record of every run: in its journal's header, and each change in every run
+    going on then (a ``mode_changed`` event); a run's grants end with it."""
     live: set[str] = set()
+    if journal is not None:
+        journal.mode = lambda: gate.mode.mode
 
     def watch(event: ExecutionEvent) -> None:
         if isinstance(event, RunStarted):
             live.add(event.run_id)
-            if gate.mode.mode != "ask":  # after the run_started line every subscriber gets first
-                asyncio.get_running_loop().call_soon(
-                    runtime.announce,
-                    event.run_id,
-                    "mode_changed",
-                    {"mode": gate.mode.mode, "previous": "ask"},
-                )
         elif isinstance(event, RunFinished):
             live.discard(event.run_id)
             gate.grants.end_run(event.run_id)

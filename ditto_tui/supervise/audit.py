@@ -89,6 +89,8 @@ class CallRecord:
     observation: str | None = None
     delivery: str | None = None
     redacted: bool = False
+    decided_by: str | None = None
+    """The provenance the journal recorded (human, timeout, grant, mode), None in older journals."""
 
     @property
     def executed(self) -> bool | None:
@@ -208,10 +210,17 @@ class _Trail:
 
     def _resolved(self, event: ApprovalResolved) -> None:
         record = self._by_request.get(event.request_id)
+        if record is None and event.decided_by in ("grant", "mode"):  # decided without asking anyone
+            record = next(
+                (r for r in reversed(self.records) if r.call_id == event.call_id and r.decision is None), None
+            )
+            if record is not None:
+                record.request_id = event.request_id
         if record is None:
             record = CallRecord(call_id=event.call_id, tool=event.tool, request_id=event.request_id)
             self.records.append(record)
         record.decision, record.decided_at, record.reason = event.decision, event.at, event.reason
+        record.decided_by = event.decided_by
         record.arguments_digest, record.edited = event.arguments_digest, event.edited
         if event.edited:
             record.executed_arguments = event.arguments
@@ -274,6 +283,10 @@ def verdict_for(policy: ApprovalPolicy, header: Mapping[str, Any], record: CallR
 def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
     """Who or what decided the call: the approver, no one (a timeout, a withdrawal), the policy or a grant."""
     approver = str(header.get("approver") or "the approver")
+    if record.decided_by == "grant":
+        return f"a grant ({record.reason})" if record.reason else "a grant"
+    if record.decided_by == "mode":
+        return f"the mode ({record.reason})" if record.reason else "the mode"
     if record.decision in DECISION_KINDS:
         return approver
     if record.decision in NO_DECISION:

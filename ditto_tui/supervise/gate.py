@@ -36,6 +36,7 @@ from ditto_tui.supervise.grants import Grant, GrantStore
 from ditto_tui.supervise.inbox import Answer, Approver, Inbox
 from ditto_tui.supervise.matching import Call
 from ditto_tui.supervise.modes import MODE_DENIED, ModeSwitch, apply_mode
+from ditto_tui.supervise.modes import describe as describe_mode
 from ditto_tui.supervise.policy import ApprovalPolicy, ReviewToggles, Verdict
 from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import (
@@ -189,6 +190,30 @@ class ApprovalGate:
         """Withdraw every grant of ``tool``: its next call asks again. False if it had none."""
         return self.grants.revoke_tool(tool)
 
+    def covered(self, grant: Grant) -> list[ApprovalRequest]:
+        """The pending tool calls ``grant`` would approve (same tool definition; a run grant: its run)."""
+        return [
+            request
+            for request in self.inbox.pending()
+            if (grant.lifetime != "run" or grant.run_id == request.run_id)
+            and request.tool_digest == grant.tool_digest
+            and grant.covers(_request_call(request), request.arguments_digest)
+        ]
+
+    def apply_grant(self, grant_id: str) -> int:
+        """Approve the pending calls grant ``grant_id`` covers (a person chose to), each counted as a use
+        of it; returns how many were approved."""
+        grant = next((g for g in self.grants.grants() if g.id == grant_id), None)
+        if grant is None:
+            return 0
+        approved = 0
+        for request in self.covered(grant):
+            if not self.grants.use(grant):
+                break
+            decision = ApprovalDecision(kind="approve", reason=f"grant {grant.id} applied to the queue")
+            approved += self.inbox.resolve(request.request_id, decision)
+        return approved
+
     def check_arguments(self, request_id: str, arguments: Mapping[str, Any]) -> None:
         """Check edited arguments for a pending request as approving them would: JSON, then the tool's
         own ``validate``. Raises :class:`ValidationError` saying why they would be refused."""
@@ -225,7 +250,7 @@ class ApprovalGate:
         )
         verdict = subject.verdict(prepared.arguments)
         review = verdict.review or definition.name in self.reviews
-        moded = self._moded(subject, verdict, declared)
+        moded = self._moded(subject, verdict, declared, context)
         if moded is None and verdict.decision == "allow" and not definition.requires_approval:
             result = await registry.execute(prepared, context)
             return await self._reviewed(subject, verdict, result, context) if review else result
@@ -274,7 +299,7 @@ class ApprovalGate:
         )
         verdict = subject.verdict(json.loads(canonical))
         review = verdict.review or label in self.reviews
-        moded = self._moded(subject, verdict, None)
+        moded = self._moded(subject, verdict, None, context)
         if moded is None and verdict.decision == "allow":
             result = await registry.invoke_unguarded(server, call, sandbox, signal, context=context)
             return await self._reviewed(subject, verdict, result, context, signal) if review else result
@@ -291,8 +316,15 @@ class ApprovalGate:
 
     # -- the decision ---------------------------------------------------------------------------------
 
-    def _moded(self, subject: _Subject, verdict: Verdict, effects: tuple[str, ...] | None) -> _Outcome | None:
-        """What the session's mode makes of the call (``None``: the rules' verdict stands)."""
+    def _moded(
+        self,
+        subject: _Subject,
+        verdict: Verdict,
+        effects: tuple[str, ...] | None,
+        context: WorkerContext | None = None,
+    ) -> _Outcome | None:
+        """What the session's mode makes of the call (``None``: the rules' verdict stands); the decision
+        is reported (``decided_by`` mode) and, when it lets the call run, on the record first."""
         mode = self.mode.mode
         if mode == "ask":
             return None
@@ -306,8 +338,22 @@ class ApprovalGate:
         )
         if moded is None:
             return None
+        message = moded.message or f"denied in {mode} mode"
+        event = _emit(
+            context,
+            ApprovalResolved,
+            request_id=f"mode-{self._session}-{next(self._ids)}",
+            call_id=subject.call.id,
+            tool=subject.label,
+            decision="deny" if moded.decision == "deny" else "approve",
+            reason=f"{mode} mode: {message if moded.decision == 'deny' else describe_mode(mode)}",
+            arguments_digest=subject.arguments_digest,
+            decided_by="mode",
+        )
         if moded.decision == "deny":
-            return _ended(subject, "failed", MODE_DENIED, moded.message or f"denied in {mode} mode")
+            return _ended(subject, "failed", MODE_DENIED, message)
+        if self.recorder is not None and isinstance(event, ApprovalResolved):
+            self.recorder.record(event)  # raises: an approval that is not on the record does not execute
         return self._approval(
             subject, "approve", verdict.rule, subject.canonical_arguments, decided_by="mode"
         )
@@ -315,10 +361,7 @@ class ApprovalGate:
     def _granted(self, subject: _Subject, context: WorkerContext | None) -> Grant | None:
         """The grant that approves the call, used once (``None``: none covers it)."""
         arguments = json.loads(subject.canonical_arguments)
-        if subject.server is not None:
-            call = Call(mcp=subject.label, annotations=subject.annotations, arguments=arguments)
-        else:
-            call = Call(tool=subject.label, effects=subject.effects, arguments=arguments)
+        call = _rule_call(subject.label, subject.server, subject.effects, subject.annotations, arguments)
         run_id = context.run_id if context is not None else None
         grant = self.grants.find(call, subject.tool_digest, subject.arguments_digest, run_id)
         if grant is None or not self.grants.use(grant):
@@ -708,6 +751,25 @@ class ApprovalGate:
         )
         if released is not None and self.recorder is not None and isinstance(event, ReviewResolved):
             self.recorder.record(event)  # raises: a result whose review is not on the record is held back
+
+
+def _rule_call(
+    label: str,
+    server: str | None,
+    effects: tuple[str, ...] | None,
+    annotations: Mapping[str, Any] | None,
+    arguments: Mapping[str, Any],
+) -> Call:
+    """A call as rules and grants see it."""
+    if server is not None:
+        return Call(mcp=label, annotations=annotations, arguments=arguments)
+    return Call(tool=label, effects=effects, arguments=arguments)
+
+
+def _request_call(request: ApprovalRequest) -> Call:
+    return _rule_call(
+        request.tool, request.server, request.effects, request.annotations, dict(request.call.arguments or {})
+    )
 
 
 def _edited_into_review(subject: _Subject, outcome: _Outcome) -> bool:

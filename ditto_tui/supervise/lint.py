@@ -14,6 +14,8 @@ Both checks are conservative: a finding is always true, but not every such rule 
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -21,7 +23,7 @@ from typing import Any, Literal
 
 from ditto_tui.config import ApprovalRule
 from ditto_tui.supervise.audit import CallRecord, call_records
-from ditto_tui.supervise.journal import JournalRead
+from ditto_tui.supervise.journal import JournalError, JournalRead, list_runs, read_journal
 from ditto_tui.supervise.matching import Call, given_hints, rule_matches
 from ditto_tui.supervise.policy import STRICTNESS, ApprovalPolicy, rule_label
 
@@ -96,6 +98,40 @@ def recorded_call(header: Mapping[str, Any], record: CallRecord) -> Call:
     )
 
 
+RecordedCall = tuple[Call, str | None, str]
+"""A call of a recorded run: as the rules see it, its arguments' digest, and a line naming it."""
+
+RECENT_RUNS = 20
+"""How many of the latest recorded runs a grant is checked against before it is saved."""
+
+
+def recorded_calls(journals: Iterable[JournalRead]) -> list[RecordedCall]:
+    """Every call of ``journals`` as a grant chooser checks it, each named like
+    ``write_text {"path": "a.md"} (run 1a2b3c4d)``."""
+    calls: list[RecordedCall] = []
+    for journal in journals:
+        run = str(journal.header.get("run_id") or "")[:8]
+        for record in call_records(journal):
+            shown = (
+                "" if record.redacted else json.dumps(record.arguments, ensure_ascii=False, sort_keys=True)
+            )
+            shown = shown if len(shown) <= 60 else shown[:59] + "…"
+            label = f"{record.tool} {shown} (run {run})" if shown else f"{record.tool} (run {run})"
+            calls.append((recorded_call(journal.header, record), record.arguments_digest, label))
+    return calls
+
+
+def recent_journals(workspace: str | os.PathLike[str], limit: int = RECENT_RUNS) -> list[JournalRead]:
+    """The latest ``limit`` recorded runs of ``workspace`` that can be read, oldest first."""
+    journals = []
+    for summary in list_runs(workspace)[-limit:]:
+        try:
+            journals.append(read_journal(summary.path))
+        except JournalError:
+            continue
+    return journals
+
+
 def unused(policy: ApprovalPolicy, journals: Iterable[JournalRead]) -> list[Finding]:
     """The rules that no call of ``journals`` matched (or could have matched)."""
     left = list(policy.rules)
@@ -124,4 +160,17 @@ def lint_report(policy: ApprovalPolicy, journals: list[JournalRead]) -> tuple[li
     return lines, 1 if findings else 0
 
 
-__all__ = ["Finding", "covers", "glob_covers", "lint", "lint_report", "recorded_call", "shadowed", "unused"]
+__all__ = [
+    "RECENT_RUNS",
+    "Finding",
+    "RecordedCall",
+    "covers",
+    "glob_covers",
+    "lint",
+    "lint_report",
+    "recent_journals",
+    "recorded_call",
+    "recorded_calls",
+    "shadowed",
+    "unused",
+]

@@ -179,6 +179,8 @@ class RunJournal:
         self._requests_run: str | None = None
         self._requests_seq = itertools.count(1)
         self._follows: str | None = None
+        self.mode: Callable[[], str] | None = None
+        """The session's mode now, written in each run's header (its changes are ``mode_changed`` lines)."""
 
     def attach(self, runtime: Runtime) -> Callable[[], bool]:
         """Subscribe to ``runtime`` (before any other subscriber); returns the unsubscribe function."""
@@ -328,6 +330,8 @@ class RunJournal:
             plan_kind=event.plan_kind,
             opened_at=event.at,
         )
+        if self.mode is not None:
+            header["mode"] = self.mode()
         if self._follows is not None and event.plan_kind != "invoke":
             header["follows"] = self._follows
             self._follows = None
