@@ -16,11 +16,14 @@ from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerFailed, WorkerState
 
 from ditto_tui.sanitize import public_message_from_exception
+from ditto_tui.supervise.modes import Mode
+from ditto_tui.supervise.modes import describe as describe_mode
 from ditto_tui.tui.approvals import ApprovalDesk
 from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RunBridge, RunSpec
 from ditto_tui.tui.faults import FaultLog, Guarded
 from ditto_tui.tui.heap import IdleCollector
 from ditto_tui.tui.keys import KeyGuard
+from ditto_tui.tui.notify import Notifier
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.screens.mcp_session import McpSessionScreen
@@ -28,6 +31,18 @@ from ditto_tui.tui.screens.run import RunScreen
 from ditto_tui.tui.screens.tools import ToolsScreen
 from ditto_tui.tui.widgets.inline import visible
 from ditto_tui.tui.widgets.pending import APPROVALS_KEY
+from ditto_tui.tui.widgets.status import MODE_KEY
+
+
+def request_summary(request: object) -> str:
+    """What a request asks, in a few words, for a desktop notification (``approve write_text``)."""
+    tool = getattr(request, "tool", None)
+    kind = getattr(request, "kind", "request")
+    if kind == "tool_call" and isinstance(tool, str):
+        return f"approve {tool}"
+    words = {"breakpoint": "paused at a breakpoint", "result_review": "review a result", "sign_in": "sign in"}
+    return words.get(kind, f"answer a server's {kind} request")
+
 
 MODE_LABELS = {"run": "Run", "mcp": "MCP servers", "tools": "Tools"}
 """Each mode's name in the footer and the command palette, in switching order."""
@@ -58,6 +73,7 @@ class DittoApp(Guarded, App[None]):
         Binding("q", "quit", "Quit"),
         Binding(APPROVALS_KEY, "approvals", "Approvals"),
         Binding("f1", "help", "Help"),
+        Binding(MODE_KEY, "cycle_mode", "Mode", show=False),
     ]
 
     decisions_waiting: var[int] = var(0, init=False)
@@ -70,6 +86,7 @@ class DittoApp(Guarded, App[None]):
         self.heap = IdleCollector()
         self.keys = KeyGuard()
         self.faults = FaultLog(spec.workspace)
+        self.notifier = Notifier(self._write_terminal, lambda: self.app_focus)
         self.start_mode = start or ("run" if spec.program is not None else "mcp")
         self.mode_names = list(self.mode_screens())
         for mode, screen in self.mode_screens().items():
@@ -166,8 +183,9 @@ class DittoApp(Guarded, App[None]):
         self.notify(line, title="Session error", severity="error", markup=False, timeout=10)
 
     def on_approval_queued(self, message: ApprovalQueued) -> None:
-        """Show the new request (or queue it behind the open one)."""
+        """Show the new request (or queue it behind the open one); ring when the terminal is unfocused."""
         self.desk.request_queued()
+        self.notifier.request_arrived(request_summary(message.request))
         self.refresh_bindings()
 
     def on_events_arrived(self, message: EventsArrived) -> None:
@@ -178,6 +196,30 @@ class DittoApp(Guarded, App[None]):
 
     def _decisions_changed(self, waiting: int) -> None:
         self.decisions_waiting = waiting
+        self.notifier.waiting(len(self.bridge.approver.all_pending()))
+        self.refresh_bindings()
+
+    def _write_terminal(self, text: str) -> None:
+        """Send a terminal sequence (bell, notification, title) past the screen; not in tests."""
+        driver = self._driver
+        if driver is not None and not self.is_headless:
+            driver.write(text)
+            driver.flush()
+
+    @property
+    def session_mode(self) -> Mode:
+        """The session's mode now (``ask`` until the session is open)."""
+        switch = self.bridge.mode
+        return switch.mode if switch is not None else self.bridge.spec.mode
+
+    def action_cycle_mode(self) -> None:
+        """Switch to the next mode: ask → read-only → auto-edit → plan → ask (journaled in live runs)."""
+        switch = self.bridge.mode
+        if switch is None:
+            self.notify("The session is still opening; change the mode once it is open.", markup=False)
+            return
+        mode = switch.cycle()
+        self.notify(f"{mode}: {describe_mode(mode)}", title="Mode", markup=False)
         self.refresh_bindings()
 
     async def action_quit(self) -> None:
@@ -226,5 +268,10 @@ class DittoApp(Guarded, App[None]):
             yield SystemCommand(
                 f"{label} screen", f"Show the {label} screen", partial(self.switch_mode, mode)
             )
+        yield SystemCommand(
+            "Mode",
+            f"Cycle the mode (now {self.session_mode}): ask, read-only, auto-edit, plan",
+            self.action_cycle_mode,
+        )
         if isinstance(screen, HasCommands):
             yield from screen.palette_commands()

@@ -22,6 +22,7 @@ from ditto_tui.session import RunSession, open_runtime
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
 from ditto_tui.supervise.grants import Grant, GrantState
 from ditto_tui.supervise.journal import RunJournal
+from ditto_tui.supervise.lint import RecordedCall, recent_journals, recorded_calls
 from ditto_tui.supervise.modes import Mode, ModeSwitch
 from ditto_tui.supervise.policy import ReviewToggles
 from ditto_tui.tui.mcp_source import BROWSE_ONLY
@@ -273,6 +274,10 @@ class RunBridge:
     def mode(self) -> ModeSwitch | None:
         """The session's mode switch (None until the session is open)."""
         return self.gate.mode if self.gate is not None else None
+
+    def recorded_calls(self) -> list[RecordedCall]:
+        """The calls of the workspace's latest recorded runs, to show what a grant would have approved."""
+        return recorded_calls(recent_journals(self.spec.workspace))
 
     def grant_states(self) -> list[GrantState]:
         """The session's live grants with what is left of them (the grants panel)."""

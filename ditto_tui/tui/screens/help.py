@@ -132,7 +132,7 @@ SECTIONS: tuple[HelpSection, ...] = (
     HelpSection(title="Sign-in", summary="An MCP server needs you to sign in.", owners=(SignInModal,)),
     HelpSection(
         title="Grants (g on the Run screen)",
-        summary="The tools approved always in this session.",
+        summary="What “approve always” wrote: scope, lifetime, uses and time left, where it came from.",
         owners=(GrantsModal,),
     ),
     HelpSection(
@@ -209,7 +209,7 @@ NOTES: Mapping[tuple[type[DOMNode], str], str] = {
     (ElicitationModal, "accept"): "send the form",
     (ElicitationModal, "decline"): "tell the server no",
     (ElicitationModal, "cancel"): "answer nothing",
-    (GrantsModal, "revoke"): "the selected grant: the tool asks again",
+    (GrantsModal, "revoke"): "the selected grant: the calls it covered ask again",
 }
 """A few words after a key's own description where it alone would leave you guessing, by the class and
 the action (with its arguments, or without them for every call of the action)."""
@@ -220,6 +220,7 @@ _APP_NOTES = {
     "switch_mode('mcp')": "the MCP servers screen",
     "switch_mode('tools')": "the Tools screen",
     "approvals": "show the pending approvals again",
+    "cycle_mode": "ask → read-only → auto-edit → plan; the status bar shows it",
     "help": "this page",
 }
 """Notes on the application's own keys, by action (the application class is the caller's)."""

@@ -16,11 +16,8 @@ from textual.widgets import Input, RadioButton, RadioSet, Static
 from ditto_tui.errors import ValidationError
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
 from ditto_tui.supervise.grants import Grant, GrantLifetime, GrantScope, recorded_matches, suggest_match
-from ditto_tui.supervise.matching import Call
+from ditto_tui.supervise.lint import RecordedCall
 from ditto_tui.tui.widgets.inline import one_line
-
-RecordedCall = tuple[Call, str | None, str]
-"""A call of a recorded run: as the rules see it, its arguments' digest, and how to name it."""
 
 _SHOWN_MATCHES = 3
 _LIFETIMES: tuple[tuple[str, str], ...] = (

@@ -1,4 +1,5 @@
-"""The status bar: run state, elapsed time, nodes by state and pending approvals."""
+"""The status bar: run state, elapsed time, nodes by state, pending approvals and the mode (when it is
+not ``ask``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ditto_tui.tui.run_state import GLYPHS, NODE_STATES, RunModel, format_seconds
+
+MODE_KEY = "M"
+"""The app's key that cycles the session's mode (the status bar names it when the mode is not ``ask``)."""
 
 PHASE_LABELS = {
     "starting": "starting",
@@ -34,6 +38,9 @@ class RunStatus(Static):
             f"│ {waiting} approval{'s' if waiting != 1 else ''} pending" + (" (p)" if waiting else ""),
             style="bold magenta" if waiting else "dim",
         )
+        mode = getattr(self.app, "session_mode", "ask")
+        if mode != "ask":
+            text.append(f" │ ⏵ {mode} mode ({MODE_KEY})", style="bold yellow")
         self.set_class(model.finished, "-finished")
         self.update(text, layout=False)  # one line, whatever it says: no layout pass per batch
 
