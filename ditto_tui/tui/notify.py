@@ -28,7 +28,7 @@ from typing import Literal, get_args
 NotifyMethod = Literal["auto", "off", "bell", "osc9", "osc777", "osc99"]
 NOTIFY_METHODS: tuple[NotifyMethod, ...] = get_args(NotifyMethod)
 NOTIFY_VARIABLE = "DITTO_TUI_NOTIFY"
-"""Overrides the method (``off`` in the test suite)."""
+"""Overrides the method picked from the terminal (``off`` sends nothing)."""
 MAX_TEXT = 120
 TITLE = "ditto-tui"
 

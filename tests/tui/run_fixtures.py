@@ -84,9 +84,12 @@ async def keys_armed(pilot: Pilot[Any]) -> None:
     await wait_until(pilot, lambda: app.keys.armed)
 
 
-async def approve_always(pilot: Pilot[Any], scope: str = "tool", lifetime: str = "session") -> None:
-    """In an open approval view: ``s``, choose the grant's scope and lifetime with the keys, ``ctrl+s``."""
-    from textual.widgets import RadioSet
+async def approve_always(
+    pilot: Pilot[Any], scope: str = "tool", lifetime: str = "session", count: int | None = None
+) -> None:
+    """In an open approval view: ``s``, choose the grant's scope and lifetime with the keys (and type the
+    ``count`` of minutes or uses), ``ctrl+s``."""
+    from textual.widgets import Input, RadioSet
 
     from ditto_tui.tui.widgets.grant_chooser import GrantChooser
 
@@ -108,6 +111,12 @@ async def approve_always(pilot: Pilot[Any], scope: str = "tool", lifetime: str =
             return radios.pressed_button is not None and radios.pressed_button.name == wanted
 
         await wait_until(pilot, chosen)
+    if count is not None:
+        field = chooser.query_one("#grant-count", Input)
+        field.focus()
+        await pilot.pause()
+        field.value = ""
+        await pilot.press(*str(count))
     await pilot.press("ctrl+s")
 
 
