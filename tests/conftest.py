@@ -36,6 +36,7 @@ def ditto_session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
     home = str(tmp_path_factory.mktemp("ditto-session-home"))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DITTO_TUI_HOME", home)
+        patch.setenv("DITTO_TUI_NOTIFY", "off")  # no bells or desktop notifications from the suite
         for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
             patch.delenv(name, raising=False)
         yield home
