@@ -144,3 +144,23 @@ async def test_a_request_while_the_terminal_is_unfocused_sends_one_notification(
         assert any(text.startswith("\x1b]2;ditto-tui · 1 waiting") for text in written)
         await pilot.press("d", *"no", "enter")
         await outputs(pilot)
+
+
+async def test_the_grant_chooser_fits_80x24_with_every_choice_readable(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, "graphs/write_note.py")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await approval_view(pilot)
+        await pilot.press("s")
+        await wait_until(pilot, lambda: "Approve always: which calls of write_text?" in screen_text(app))
+        await pilot.pause()
+        shown = screen_text(app)
+        for label in ("exactly this call", "calls like it", "every call of the tool"):
+            assert label in shown
+        for label in ("this run", "this session", "N minutes", "K uses", "this project"):
+            assert label in shown
+        assert "it would have approved 1 of 2 calls" in shown  # this run's read and this write
+        assert '"path": ".ditto/notes/hello.md"' in shown  # the arguments stay in view
+        await pilot.press("escape")
+        await pilot.press("d", *"no", "enter")
+        await outputs(pilot)

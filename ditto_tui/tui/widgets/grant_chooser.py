@@ -43,7 +43,7 @@ class GrantChooser(Vertical):
         height: auto;
         RadioSet { layout: horizontal; height: auto; width: 100%; border: none; padding: 0; }
         RadioSet:focus { border: none; }
-        RadioButton { width: auto; margin-right: 2; }
+        RadioSet > RadioButton { width: auto; margin-right: 1; }
         .grant-label { height: 1; color: $text-muted; }
         #grant-rule { height: 1; border: none; padding: 0 1; }
         #grant-count-row { height: auto; }
@@ -68,12 +68,12 @@ class GrantChooser(Vertical):
 
     def compose(self) -> ComposeResult:
         tool = one_line(_cut(self.request.tool, 40))
-        yield Static("Approve always: which calls?", classes="grant-label")
+        yield Static(Text.assemble("Approve always: which calls of ", tool, "?"), classes="grant-label")
         with RadioSet(id="grant-scope"):
             yield RadioButton("exactly this call", name="call", value=True)
             if self.suggestion is not None:
-                yield RadioButton(Text.assemble(tool, " like this (the rule below)"), name="rule")
-            yield RadioButton(Text.assemble("every call of ", tool), name="tool")
+                yield RadioButton("calls like it", name="rule", tooltip="the rule below, which you can edit")
+            yield RadioButton("every call of the tool", name="tool")
         rule = Input(
             json.dumps(self.suggestion or {}, ensure_ascii=False),
             id="grant-rule",
