@@ -12,6 +12,8 @@ from ditto_tui.interaction.mcp.registry import PROGRESS_EVENT
 from ditto_tui.runtime import (
     ApprovalRequested,
     ApprovalResolved,
+    BreakpointRequested,
+    BreakpointResolved,
     CustomEvent,
     ExecutionEvent,
     LoopIteration,
@@ -22,6 +24,8 @@ from ditto_tui.runtime import (
     RunFinished,
     RunStarted,
 )
+from ditto_tui.runtime.breakpoints import STEP
+from ditto_tui.runtime.events import ModeChanged, ReviewRequested, ReviewResolved
 from ditto_tui.supervise.journal import field_of
 
 NodeState = Literal["pending", "running", "awaiting", "succeeded", "failed", "skipped"]
@@ -35,7 +39,20 @@ GLYPHS: Mapping[NodeState, str] = {
     "skipped": "–",
 }
 RunPhase = Literal["starting", "running", "succeeded", "failed", "cancelled"]
-EntryKind = Literal["run", "iteration", "call", "mcp", "observation", "output", "node", "approval", "event"]
+EntryKind = Literal[
+    "run",
+    "iteration",
+    "call",
+    "mcp",
+    "observation",
+    "output",
+    "node",
+    "approval",
+    "breakpoint",
+    "review",
+    "mode",
+    "event",
+]
 
 SUMMARY_CHARS = 160
 _VALUE_CHARS = 48
@@ -44,6 +61,14 @@ _DECISIONS = {
     "approve": "approved",
     "approve_always": "always",
     "deny": "denied",
+    "timeout": "timed out",
+    "cancelled": "cancelled",
+}
+_BREAKPOINT_ACTIONS = {"continue": "continued", "edit": "edited ✎", "skip": "skipped", "abort": "aborted"}
+_REVIEW_ACTIONS = {
+    "pass": "passed",
+    "redact": "redacted ✎",
+    "fail": "failed",
     "timeout": "timed out",
     "cancelled": "cancelled",
 }
@@ -142,6 +167,8 @@ class NodeView:
     execution_id: str | None = None
     entry: Entry | None = None
     nested: bool = False
+    paused: bool = False
+    """Paused before it starts, at a breakpoint (its state is ``awaiting`` meanwhile)."""
 
 
 def short_json(value: Any, limit: int = _VALUE_CHARS) -> str:
@@ -222,6 +249,8 @@ class RunModel:
         self.nodes: dict[str, NodeView] = {}
         self.entries: list[Entry] = []
         self.pending_approvals: dict[str, Entry] = {}
+        self.pending_breakpoints: dict[str, Entry] = {}
+        self.pending_reviews: dict[str, Entry] = {}
         self.layout_version = 0
         self._calls: dict[str, Entry] = {}
         self._mcp_calls: dict[tuple[str, str], Entry] = {}
@@ -261,16 +290,32 @@ class RunModel:
                     self._node_failed(event)
                 case NodeSkipped():
                     self._node_skipped(event)
-                case ApprovalRequested():
-                    self._approval_requested(event)
-                case ApprovalResolved():
-                    self._approval_resolved(event)
                 case LoopIteration():
                     self._loop_iteration(event)
                 case RunStarted():
                     self._run_started(event)
                 case RunFinished():
                     self._run_finished(event)
+                case _:
+                    self._decision(event)
+
+    def _decision(self, event: ExecutionEvent) -> None:
+        """Fold an event of a person's decision: an approval, a breakpoint, a result review, a mode."""
+        match event:
+            case ApprovalRequested():
+                self._approval_requested(event)
+            case ApprovalResolved():
+                self._approval_resolved(event)
+            case BreakpointRequested():
+                self._breakpoint_requested(event)
+            case BreakpointResolved():
+                self._breakpoint_resolved(event)
+            case ReviewRequested():
+                self._review_requested(event)
+            case ReviewResolved():
+                self._review_resolved(event)
+            case ModeChanged():
+                self._add("mode", event, "mode", summary=f"{event.previous} → {event.mode}", status="")
 
     def _add(self, kind: EntryKind, event: ExecutionEvent, title: str | None = None, **fields: Any) -> Entry:
         entry = Entry(len(self.entries), kind, event, title=title, **fields)
@@ -389,6 +434,58 @@ class RunModel:
         if node is not None and node.state == "awaiting":
             node.state = "running"
 
+    def _breakpoint_requested(self, event: BreakpointRequested) -> None:
+        """A node paused before it starts: it shows as paused until the person answers."""
+        node = self._node(event.node_id, event.node_type)
+        node.state, node.paused, node.started_at, node.duration_ms = "awaiting", True, event.at, None
+        where = f"iteration {event.iteration}; " if event.iteration is not None else ""
+        summary = (
+            f"before {short_type(event.node_type)}; {where}input {short_json(event.input, SUMMARY_CHARS)}"
+        )
+        title = "step" if event.pattern == STEP else "breakpoint"
+        entry = self._add("breakpoint", event, title, summary=summary, status="paused", node_id=event.node_id)
+        node.entry = self.pending_breakpoints[event.request_id] = entry
+
+    def _breakpoint_resolved(self, event: BreakpointResolved) -> None:
+        """The person's answer: the node runs (its start follows), is skipped with an output, or the run
+        ends aborted there."""
+        entry = self.pending_breakpoints.pop(event.request_id, None)
+        node = self.nodes.get(event.node_id)
+        if node is not None and node.paused:
+            node.paused, node.started_at = False, None
+            node.state = "failed" if event.action == "abort" else "pending"
+        if entry is None:
+            return
+        status = _BREAKPOINT_ACTIONS[event.action]
+        entry.update(
+            event, status=status, summary=_answer_summary(event), duration_ms=(event.at - entry.at) * 1000
+        )
+
+    def _review_requested(self, event: ReviewRequested) -> None:
+        """A call's result held for review: its node waits for the person as for an approval."""
+        node = self.nodes.get(event.node_id) if event.node_id else None
+        if node is not None and node.state == "running":
+            node.state = "awaiting"
+        where = f"rule {event.rule}" if event.rule else "reviewed this session"
+        flagged = (
+            f"; {len(event.spans)} span{'s' if len(event.spans) != 1 else ''} flagged" if event.spans else ""
+        )
+        entry = self._add(
+            "review", event, event.tool, summary=where + flagged, status="held", node_id=event.node_id
+        )
+        self.pending_reviews[event.request_id] = entry
+
+    def _review_resolved(self, event: ReviewResolved) -> None:
+        entry = self.pending_reviews.pop(event.request_id, None)
+        if entry is None:
+            return
+        status = _REVIEW_ACTIONS.get(event.action, event.action)
+        summary = _reason_summary(status, status, event.reason) if event.reason else entry.summary
+        entry.update(event, status=status, summary=summary, duration_ms=(event.at - entry.at) * 1000)
+        node = self.nodes.get(entry.node_id) if entry.node_id else None
+        if node is not None and node.state == "awaiting" and not node.paused:
+            node.state = "running"
+
     def _run_finished(self, event: RunFinished) -> None:
         self.phase, self.finished_at, self.error = event.status, event.at, event.error
         self._end_iteration(event, "done" if event.status == "succeeded" else event.status)
@@ -401,7 +498,11 @@ class RunModel:
         if event.status != "succeeded":
             for node in self.nodes.values():
                 if node.state in ("running", "awaiting"):
-                    node.state = "failed"
+                    node.state, node.paused = "failed", False
+        for entry in (*self.pending_breakpoints.values(), *self.pending_reviews.values()):
+            entry.update(event, status=event.status, duration_ms=(event.at - entry.at) * 1000)
+        self.pending_breakpoints.clear()
+        self.pending_reviews.clear()
 
     def _custom(self, event: CustomEvent) -> None:
         if event.name == PROGRESS_EVENT and self._progressed(event):
@@ -438,6 +539,21 @@ def _describe_node(entry: Entry) -> tuple[str, str]:
         # Runs journaled before errors were put in words name the cancellation by its class.
         summary = "cancelled" if end.cancelled and end.error == end.error_type else end.error
     return title, summary
+
+
+def _answer_summary(event: BreakpointResolved) -> str:
+    """What the person answered at a breakpoint, in one line: the action, the edited input or the output
+    given, "not again in this run", the reason."""
+    parts = [_BREAKPOINT_ACTIONS[event.action]]
+    if event.action == "edit":
+        parts.append(f"input {short_json(event.input, SUMMARY_CHARS)}")
+    elif event.action == "skip":
+        parts.append(f"output {short_json(event.output, SUMMARY_CHARS)}")
+    if not event.again:
+        parts.append("not again in this run")
+    if event.reason:
+        parts.append(event.reason)
+    return "; ".join(parts)
 
 
 def _reason_summary(status: str, decided: str, reason: str) -> str:

@@ -3,11 +3,14 @@
 For an agent graph the prompt box asks for the task first (unless ``--task`` or ``--input`` gave it)
 and, once a run has ended, offers a follow-up: the same conversation continued as a new run, whose
 journal names the run it follows. ``n`` starts a new run with a new task, ``r`` reruns the last input,
-``l`` lists the workspace's runs (a finished one opens read-only, as a replay).
+``l`` lists the workspace's runs (a finished one opens read-only, as a replay). ``b`` toggles a breakpoint
+before the node selected in the graph and ``S`` step mode (a pause before every node), both for the rest
+of the session.
 """
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -20,6 +23,7 @@ from textual.worker import Worker, WorkerState
 
 from ditto_tui.infer import InferMessage, ReactState
 from ditto_tui.program import agent_task, with_task
+from ditto_tui.runtime.breakpoints import Breakpoints
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.supervise.journal import JournalError, list_runs, read_journal
 from ditto_tui.tui import clock
@@ -58,6 +62,8 @@ class RunScreen(Guarded, Screen[None]):
         Binding("r", "rerun", "Rerun"),
         Binding("l", "runs", "Runs"),
         Binding("i", "prompt", "Task box"),
+        Binding("b", "toggle_breakpoint", "Breakpoint"),
+        Binding("S", "toggle_step", "Step"),
         *DETAIL_BINDINGS,
     ]
 
@@ -240,6 +246,8 @@ class RunScreen(Guarded, Screen[None]):
 
     async def on_events_arrived(self, message: EventsArrived) -> None:
         """Fold a frame's events into the view, which redraws once (the app sees them next)."""
+        if self.dag.breakpoints is None and self.bridge.breakpoints is not None:
+            self.dag.breakpoints = self.bridge.breakpoints
         await self.view.apply(message.events)
 
     def entry_selected(self, event: Timeline.EntrySelected) -> None:
@@ -262,6 +270,12 @@ class RunScreen(Guarded, Screen[None]):
         yield SystemCommand("New run", "Start a new run (asks for the task)", self.action_new_run)
         yield SystemCommand("Rerun", "Run again with the same input", self.action_rerun)
         yield SystemCommand("Runs", "List this workspace's runs; open one read-only", self.action_runs)
+        yield SystemCommand(
+            "Breakpoint",
+            "Pause before the selected node, or stop pausing there",
+            self.action_toggle_breakpoint,
+        )
+        yield SystemCommand("Step mode", "Pause before every node, or stop pausing", self.action_toggle_step)
         yield SystemCommand("Raw or normalised detail", "Switch the detail view", self.action_toggle_raw)
 
     # -- cancelling and grants --------------------------------------------------------------------------
@@ -302,3 +316,42 @@ class RunScreen(Guarded, Screen[None]):
     def action_grants(self) -> None:
         """Show the session's "always" grants."""
         self.app.push_screen(GrantsModal(self.bridge))
+
+    # -- breakpoints ------------------------------------------------------------------------------------
+
+    def _breakpoints(self) -> Breakpoints | None:
+        """The session's live breakpoints, shown on the graph; None (and it says so) before it opens."""
+        breakpoints = self.bridge.breakpoints
+        if breakpoints is None:
+            self.notify("The session is still opening: set breakpoints once it is open.", markup=False)
+        return breakpoints
+
+    def action_toggle_breakpoint(self) -> None:
+        """Pause before the node selected in the graph, in this run and the next ones, or stop pausing."""
+        node_id = self.dag.selected
+        if node_id is None or node_id not in self.model.nodes:
+            self.notify("Select a node in the graph first (← → ↑ ↓ or a click).", markup=False)
+            return
+        breakpoints = self._breakpoints()
+        if breakpoints is None:
+            return
+        on = breakpoints.toggle(glob.escape(node_id))  # the node itself, not a pattern its id spells
+        self.dag.show_breakpoints(breakpoints)
+        if on:
+            message = f"Breakpoint set: the run pauses before {visible(node_id)} for the rest of the session."
+        else:
+            message = f"Breakpoint removed: {visible(node_id)} runs without pausing."
+        self.notify(message, title="Breakpoint", markup=False)
+
+    def action_toggle_step(self) -> None:
+        """Step mode: pause before every node (n continues to the next one), until turned off."""
+        breakpoints = self._breakpoints()
+        if breakpoints is None:
+            return
+        breakpoints.step = not breakpoints.step
+        self.dag.show_breakpoints(breakpoints)
+        if breakpoints.step:
+            message = "Step mode on: the run pauses before every node; n continues to the next one."
+        else:
+            message = "Step mode off: nodes run without pausing (breakpoints still apply)."
+        self.notify(message, title="Step mode", markup=False)

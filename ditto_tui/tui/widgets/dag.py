@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -15,12 +16,15 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ditto_tui.runtime.breakpoints import STEP, Breakpoints
 from ditto_tui.tui.run_state import GLYPHS, NodeView, RunModel, format_seconds, short_type
 from ditto_tui.tui.widgets.dag_layout import BOX_HEIGHT, LINES, Box, DagLayout, layout
 from ditto_tui.tui.widgets.inline import fit, one_line
 
 TIMING_WIDTH = 5
 """Room kept on a box's second line for its time (``850ms``, ``12.4s``)."""
+BREAKPOINT_MARKER = "●"
+"""Drawn at the end of a box's first line when the run pauses before the node (a breakpoint is set)."""
 
 
 def box_width(nodes: Iterable[NodeView]) -> int:
@@ -39,6 +43,8 @@ class DagView(ScrollView, can_focus=True):
         "dag--edge",
         "dag--selected",
         "dag--detail",
+        "dag--breakpoint",
+        "dag--paused",
         *(f"dag--{state}" for state in GLYPHS),
     }
     DEFAULT_CSS = """
@@ -46,6 +52,8 @@ class DagView(ScrollView, can_focus=True):
     DagView > .dag--edge { color: $primary-lighten-1; }
     DagView > .dag--selected { text-style: bold reverse; }
     DagView > .dag--detail { color: $text-muted; }
+    DagView > .dag--breakpoint { color: $error; text-style: bold; }
+    DagView > .dag--paused { color: $accent; text-style: bold; }
     DagView > .dag--pending { color: $text-muted; }
     DagView > .dag--running { color: $warning; }
     DagView > .dag--awaiting { color: $accent; text-style: bold; }
@@ -77,6 +85,8 @@ class DagView(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.selected: str | None = None
+        self.breakpoints: Breakpoints | None = None
+        """The session's live breakpoints: a node they stop before is marked (None: none known)."""
         self._model: RunModel | None = None
         self._now = 0.0
         self._layout = DagLayout()
@@ -96,6 +106,21 @@ class DagView(ScrollView, can_focus=True):
                 self.post_message(self.CanvasResized(self._layout.width))
             self.virtual_size = Size(self._layout.width, self._layout.height)
         self._paint()
+
+    def show_breakpoints(self, breakpoints: Breakpoints | None) -> None:
+        """Mark the nodes ``breakpoints`` pause before (step mode is named in the header instead)."""
+        self.breakpoints = breakpoints
+        self._paint()
+
+    def marked(self, node: NodeView) -> bool:
+        """Whether a breakpoint other than step mode's is set on ``node``."""
+        breakpoints = self.breakpoints
+        if not breakpoints:
+            return False
+        return any(
+            pattern != STEP and (fnmatchcase(node.id, pattern) or fnmatchcase(node.type, pattern))
+            for pattern in breakpoints
+        )
 
     def select(self, node_id: str | None) -> None:
         """Highlight ``node_id`` without announcing it (the screen already knows)."""
@@ -134,6 +159,8 @@ class DagView(ScrollView, can_focus=True):
             text.append(f" · {model.plan_kind}")
         if model.iteration is not None:
             text.append(f" · iteration {model.iteration}/{model.max_iterations}")
+        if self.breakpoints is not None and self.breakpoints.step:
+            text.append(" · ⏸ step mode", style=self._style("paused"))
         return Strip(list(text.render(self.app.console)))
 
     def _line(self, y: int, pieces: list[tuple[int, list[Segment]]], edge: Style, width: int) -> Strip:
@@ -160,6 +187,8 @@ class DagView(ScrollView, can_focus=True):
         inner = box.width - 2
         detail = self._detail(node, inner)
         title = Text.assemble((GLYPHS[node.state] + " ", state), one_line(node.id))
+        if self.marked(node):
+            title = fit(title, inner - 2).append(" " + BREAKPOINT_MARKER, self._style("breakpoint"))
         console = self.app.console
         return [
             [Segment(f"╭{top}╮", border)],
@@ -177,9 +206,11 @@ class DagView(ScrollView, can_focus=True):
         else:
             timing = ""
         runs = f" ×{node.runs}" if node.runs > 1 else ""
-        label = short_type(node.type) + runs
+        label = one_line(short_type(node.type) + runs)
+        if node.paused:
+            label = Text("paused", style=self._style("paused"))
         room = inner - len(timing) - 1
-        left = fit(one_line(label), room) if room > 0 else Text()
+        left = fit(label, room) if room > 0 else Text()
         return Text.assemble(left, " ", timing, style=self._style("detail"))
 
     def render_line(self, y: int) -> Strip:

@@ -1,9 +1,11 @@
-"""The detail pane: everything known about one timeline entry, as highlighted JSON, scrollable."""
+"""The detail pane: everything known about one timeline entry, as highlighted JSON, scrollable; what a
+person edited (arguments, a paused node's input, a redacted result) also as a diff."""
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,7 +17,14 @@ from textual.strip import Strip
 
 from ditto_tui.contracts import ExternalResult
 from ditto_tui.interaction import observe_external_result
-from ditto_tui.runtime import ApprovalRequested, ApprovalResolved, ExecutionEvent
+from ditto_tui.runtime import (
+    ApprovalRequested,
+    ApprovalResolved,
+    BreakpointRequested,
+    BreakpointResolved,
+    ExecutionEvent,
+)
+from ditto_tui.runtime.events import ReviewResolved
 from ditto_tui.supervise.audit import arguments_diff
 from ditto_tui.supervise.journal import field_of
 from ditto_tui.tui.run_state import Entry, format_seconds, plain
@@ -23,7 +32,7 @@ from ditto_tui.tui.text import untrusted_json
 from ditto_tui.tui.widgets.diff import unified_diff_text
 from ditto_tui.tui.widgets.inline import one_line
 
-_PAYLOADS = ("input", "output", "arguments", "data", "nodes")
+_PAYLOADS = ("input", "output", "arguments", "result", "original", "redacted", "data", "nodes")
 _IDENTITY = ("kind", "run_id", "seq", "at")
 _HEADINGS = {
     "run_started": "Run started",
@@ -34,6 +43,11 @@ _HEADINGS = {
     "loop_iteration": "Loop iteration",
     "approval_requested": "Approval requested",
     "approval_resolved": "Decision",
+    "breakpoint_requested": "Paused before the node",
+    "breakpoint_resolved": "Answer at the breakpoint",
+    "review_requested": "Result held for review",
+    "review_resolved": "Review decision",
+    "mode_changed": "Mode changed",
     "run_finished": "Run finished",
     "custom": "Event",
 }
@@ -44,6 +58,9 @@ _KIND_LABELS = {
     "output": "Output",
     "node": "Node",
     "approval": "Approval",
+    "breakpoint": "Breakpoint",
+    "review": "Result review",
+    "mode": "Mode",
     "event": "Event",
 }
 """What each kind of row is, in the detail's heading; a run's and an iteration's title says it already."""
@@ -90,6 +107,10 @@ def entry_detail(entry: Entry, *, raw: bool, full: bool = False) -> Text:
         out.append("\nThe arguments were edited: what executed, against what was requested\n", style="bold")
         out.append_text(unified_diff_text(edit))
         out.append("\n")
+    for heading, diff in changes(entry.events):
+        out.append(f"\n{heading}\n", style="bold")
+        out.append_text(unified_diff_text(diff))
+        out.append("\n")
     if hidden.characters:
         out.append(
             f"\n… {hidden.characters:,} characters of long values not shown: press f to show everything\n",
@@ -117,6 +138,31 @@ def edit_diff(events: Sequence[ExecutionEvent]) -> str:
     if asked is None or ran is None or ran.arguments is None:
         return ""
     return "\n".join(arguments_diff(asked.arguments, ran.arguments))
+
+
+def changes(events: Sequence[ExecutionEvent]) -> Iterator[tuple[str, str]]:
+    """What a person changed at a breakpoint or in a result review, as headed unified diffs of the
+    pretty JSON: the edited input against the input the node was paused with, the redacted result
+    against the original."""
+    asked = next((event for event in events if isinstance(event, BreakpointRequested)), None)
+    for event in events:
+        if isinstance(event, BreakpointResolved) and event.action == "edit" and asked is not None:
+            diff = json_diff(asked.input, event.input, "paused with", "ran with")
+            if diff:
+                yield "The input was edited: what the node ran with, against what it was paused with", diff
+        elif isinstance(event, ReviewResolved) and event.action == "redact":
+            diff = json_diff(event.original, event.redacted, "original", "redacted")
+            if diff:
+                yield "The result was redacted: what went on, against what the call returned", diff
+
+
+def json_diff(before: Any, after: Any, from_label: str, to_label: str) -> str:
+    """The unified diff of two values' pretty JSON (keys sorted), ``from_label`` → ``to_label``."""
+    old, new = (
+        json.dumps(plain(value), ensure_ascii=False, sort_keys=True, indent=2, default=repr).splitlines()
+        for value in (before, after)
+    )
+    return "\n".join(difflib.unified_diff(old, new, from_label, to_label, lineterm=""))
 
 
 class _Hidden:

@@ -1,4 +1,5 @@
-"""The live timeline: one row per call, observation, output, approval or run event, drawn lazily."""
+"""The live timeline: one row per call, observation, output, approval, breakpoint, result review, mode
+change or run event, drawn lazily."""
 
 from __future__ import annotations
 
@@ -29,10 +30,15 @@ KIND_GLYPHS = {
     "output": "⇥",
     "node": "·",
     "approval": "⏸",
+    "breakpoint": "●",
+    "review": "⚑",
+    "mode": "⏵",
     "event": "•",
 }
-_GOOD = frozenset({"success", "accepted", "succeeded", "approved", "always", "done"})
-_WAITING = frozenset({"running", "pending"})
+_GOOD = frozenset(
+    {"success", "accepted", "succeeded", "approved", "always", "done", "continued", "skipped", "passed"}
+)
+_WAITING = frozenset({"running", "pending", "paused", "held"})
 RESIZE_SECONDS = 0.25
 """How often, at most, a growing timeline takes its new length (a layout pass of the whole screen)."""
 _TIME, _GLYPH, _NODE, _TITLE, _STATUS, _DURATION = 8, 2, 10, 16, 10, 6
@@ -40,7 +46,7 @@ _TIME, _GLYPH, _NODE, _TITLE, _STATUS, _DURATION = 8, 2, 10, 16, 10, 6
 
 def status_class(status: str) -> str:
     """The component class that colours a status: good, bad or waiting."""
-    if status in _GOOD or status.startswith(("approved", "always")):
+    if status in _GOOD or status.startswith(("approved", "always", "edited", "redacted")):
         return "timeline--good"
     if status in _WAITING or status.startswith(("▰", "▱", "step ")):
         return "timeline--waiting"

@@ -1,0 +1,431 @@
+"""Breakpoints and step mode in the TUI: `b` on a node, `S` for every node, and the breakpoint view.
+
+Each test runs a real graph in the app: a first run ends, the person sets a breakpoint (or step mode)
+for the rest of the session, and the next run pauses before the node with the view open. Its answers
+are journaled and a replay of the journal shows them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import TextArea
+
+from ditto_tui.runtime import BreakpointRequested, BreakpointResolved
+from ditto_tui.supervise import read_journal
+from ditto_tui.supervise.journal import list_runs
+from ditto_tui.tui import DittoApp
+from ditto_tui.tui.replay import ReplayApp
+from ditto_tui.tui.screens.approval import ApprovalModal
+from ditto_tui.tui.screens.breakpoint import BreakpointModal
+from ditto_tui.tui.screens.replay import ReplayScreen
+from ditto_tui.tui.screens.run import RunScreen
+from ditto_tui.tui.widgets.dag import BREAKPOINT_MARKER
+from tests.tui.run_fixtures import SIZE, app_for, keys_armed, outputs, run_screen, wait_until, workspace
+
+WRITE_NOTE = "graphs/write_note.py"
+LOOP = "graphs/read_and_deliver.py"
+NOTE = ".ditto/notes/hello.md"
+
+
+# -- helpers -----------------------------------------------------------------------------------------------
+
+
+async def approve_write(pilot: Pilot[Any]) -> None:
+    """Approve the note's write once (write_note asks for it) when its approval view opens."""
+    app = pilot.app
+    assert isinstance(app, DittoApp)
+    await wait_until(pilot, lambda: isinstance(app.screen, ApprovalModal))
+    view = app.screen
+    assert isinstance(view, ApprovalModal)
+    await wait_until(pilot, lambda: view.armed)
+    await pilot.press("a")
+    await keys_armed(pilot)
+
+
+async def first_run(pilot: Pilot[Any], graph: str) -> RunScreen:
+    """Let the first run (which no breakpoint stops) end; the Run screen, its keys armed again."""
+    app = pilot.app
+    assert isinstance(app, DittoApp)
+    await wait_until(pilot, lambda: isinstance(app.screen_stack[0], RunScreen) and run_screen(app).runner)
+    if graph == WRITE_NOTE:
+        await approve_write(pilot)
+    screen = run_screen(app)
+    await wait_until(pilot, lambda: screen.runner is not None and screen.runner.is_finished)
+    await keys_armed(pilot)
+    return screen
+
+
+async def break_before(pilot: Pilot[Any], screen: RunScreen, node_id: str) -> None:
+    """Select ``node_id`` in the graph and press ``b``."""
+    screen.dag.focus()
+    screen.dag.select(node_id)
+    await pilot.press("b")
+    await wait_until(
+        pilot, lambda: screen.bridge.breakpoints is not None and node_id in screen.bridge.breakpoints
+    )
+
+
+async def paused(pilot: Pilot[Any], node_id: str) -> BreakpointModal:
+    """The breakpoint view once it is open on ``node_id``, its keys armed."""
+    app = pilot.app
+    await wait_until(
+        pilot, lambda: isinstance(app.screen, BreakpointModal) and app.screen.request.node_id == node_id
+    )
+    view = app.screen
+    assert isinstance(view, BreakpointModal)
+    await wait_until(pilot, lambda: view.armed)
+    return view
+
+
+async def answer(pilot: Pilot[Any], *keys: str) -> None:
+    """Press ``keys`` in the open breakpoint view, then wait until it closed and keys work again."""
+    app = pilot.app
+    view = app.screen
+    await pilot.press(*keys)
+    await wait_until(pilot, lambda: app.screen is not view)
+    await keys_armed(pilot)
+
+
+async def write_in_editor(pilot: Pilot[Any], view: BreakpointModal, text: str) -> None:
+    editor = view.query_one("#editor", TextArea)
+    await wait_until(pilot, lambda: editor.display and editor.has_focus)
+    editor.text = text
+    await pilot.pause()
+
+
+def resolved(app: DittoApp) -> list[BreakpointResolved]:
+    """Every answer at a breakpoint the Run screen saw, in order."""
+    entries = run_screen(app).model.entries
+    return [event for entry in entries for event in entry.events if isinstance(event, BreakpointResolved)]
+
+
+def requested(app: DittoApp) -> list[BreakpointRequested]:
+    entries = run_screen(app).model.entries
+    return [event for entry in entries for event in entry.events if isinstance(event, BreakpointRequested)]
+
+
+def last_journal(root: Path) -> Path:
+    return list_runs(root)[-1].path
+
+
+# -- b: a breakpoint on one node -----------------------------------------------------------------------------
+
+
+async def test_b_marks_the_node_and_continue_runs_it_while_the_other_branch_goes_on(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, WRITE_NOTE)
+        screen.dag.focus()
+        await pilot.press("right")  # the first press selects the first node of the first layer
+        while screen.dag.selected != "write":
+            await pilot.press("right")
+        await pilot.press("b")
+        await wait_until(pilot, lambda: screen.dag.marked(screen.model.nodes["write"]))
+        assert not screen.dag.marked(screen.model.nodes["read"])
+        box = screen.dag.node_boxes["write"]
+        assert BREAKPOINT_MARKER in screen.dag.render_line(box.y + 1 - screen.dag.scroll_offset.y).text
+
+        await pilot.press("n")  # a new run
+        view = await paused(pilot, "write")
+        # The other branch keeps running while the write waits before it starts.
+        await wait_until(pilot, lambda: screen.model.nodes["read"].state == "succeeded")
+        write = screen.model.nodes["write"]
+        assert write.paused and write.state == "awaiting"
+        assert view.request.input["call"]["name"] == "write_text"
+        await answer(pilot, "n")
+        await approve_write(pilot)
+        result = await outputs(pilot)
+        assert result["write"].status == "success"
+        assert [event.action for event in resolved(app)] == ["continue"]
+        assert not write.paused
+
+        # b again removes it: the next run does not pause.
+        screen.dag.select("write")
+        await pilot.press("b")
+        await wait_until(pilot, lambda: not screen.dag.marked(write))
+        await pilot.press("r")
+        await approve_write(pilot)
+        await outputs(pilot)
+        assert requested(app) == []
+
+
+async def test_b_with_nothing_selected_says_what_to_do(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, WRITE_NOTE)
+        screen.dag.select(None)
+        await pilot.press("b")
+        await wait_until(pilot, lambda: any("Select a node" in str(n.message) for n in app._notifications))
+        assert screen.bridge.breakpoints is not None and len(screen.bridge.breakpoints) == 0
+
+
+async def test_a_bad_edit_is_refused_and_a_good_one_runs_with_the_edited_input(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, WRITE_NOTE)
+        await break_before(pilot, screen, "write")
+        await pilot.press("n")
+        view = await paused(pilot, "write")
+        await pilot.press("e")
+        await write_in_editor(pilot, view, '{"call": {"id": "write-1", ')
+        await pilot.press("ctrl+s")
+        assert view.mode == "edit"
+        assert "not valid JSON" in view.problem.render().plain  # type: ignore[union-attr]
+        await write_in_editor(pilot, view, "NaN")
+        await pilot.press("ctrl+s")
+        assert view.mode == "edit" and "JSON data" in str(view.problem.render())
+
+        edited = (
+            '{"call": {"id": "write-1", "name": "write_text",'
+            ' "arguments": {"path": ".ditto/notes/hello.md", "text": "edited at the breakpoint\\n"}}}'
+        )
+        await write_in_editor(pilot, view, edited)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: view.mode == "edited")
+        assert "edited at the breakpoint" in view.value_view.render().plain  # type: ignore[union-attr]
+        await answer(pilot, "n")
+        await approve_write(pilot)
+        await outputs(pilot)
+        assert (root / NOTE).read_text(encoding="utf-8") == "edited at the breakpoint\n"
+        [decision] = resolved(app)
+        assert decision.action == "edit"
+        assert decision.input["call"]["arguments"]["text"] == "edited at the breakpoint\n"
+        # The detail of the breakpoint's row shows the edit as a diff.
+        entry = next(entry for entry in screen.model.entries if entry.kind == "breakpoint")
+        screen.view.reveal(entry)
+        await pilot.pause()
+        assert "The input was edited" in screen.detail.text.plain
+        added = [line for line in screen.detail.text.plain.splitlines() if line.startswith("+ ")]
+        assert any('"text": "edited at the breakpoint\\n"' in line for line in added)
+
+
+async def test_skip_gives_the_output_the_person_wrote(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, WRITE_NOTE)
+        await break_before(pilot, screen, "output")
+        await pilot.press("n")
+        await approve_write(pilot)
+        view = await paused(pilot, "output")
+        await pilot.press("k")
+        await write_in_editor(pilot, view, "")
+        await pilot.press("ctrl+s")
+        assert view.mode == "skip" and "first" in str(view.problem.render())
+        await write_in_editor(pilot, view, '{"skipped": "by the person"}')
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: view.mode == "skipping")
+        await answer(pilot, "k")
+        result = await outputs(pilot)
+        assert result["output"] == {"skipped": "by the person"}
+        [decision] = resolved(app)
+        assert decision.action == "skip" and decision.output == {"skipped": "by the person"}
+        entry = next(entry for entry in screen.model.entries if entry.kind == "breakpoint")
+        assert entry.status == "skipped"
+
+
+async def test_abort_asks_why_and_ends_the_run(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, WRITE_NOTE)
+        (root / NOTE).unlink()
+        await break_before(pilot, screen, "write")
+        await pilot.press("n")
+        view = await paused(pilot, "write")
+        await pilot.press("a")
+        await wait_until(pilot, lambda: view.mode == "abort" and view.reason.has_focus)
+        await pilot.press("escape")  # back: nothing decided yet
+        await wait_until(pilot, lambda: view.mode == "review")
+        await pilot.press("a")
+        await wait_until(pilot, lambda: view.reason.has_focus)
+        await pilot.press(*"wrong note", "enter")
+        await wait_until(pilot, lambda: app.screen is not view)
+        runner = screen.runner
+        assert runner is not None
+        await wait_until(pilot, lambda: runner.is_finished)
+        assert runner.error is not None and "wrong note" in str(runner.error)
+        assert screen.model.phase == "failed"
+        assert screen.model.nodes["write"].state == "failed"
+        assert not (root / NOTE).exists()
+        [decision] = resolved(app)
+        assert decision.action == "abort" and decision.reason == "wrong note"
+
+
+async def test_later_leaves_the_node_paused_and_p_shows_it_again(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, WRITE_NOTE)
+        await break_before(pilot, screen, "write")
+        await pilot.press("n")
+        await paused(pilot, "write")
+        await answer(pilot, "escape")
+        assert isinstance(app.screen, RunScreen) and screen.model.nodes["write"].paused
+        await wait_until(pilot, lambda: app.decisions_waiting == 1)
+        await pilot.press("p")
+        await paused(pilot, "write")
+        await answer(pilot, "n")
+        await approve_write(pilot)
+        await outputs(pilot)
+
+
+# -- step mode -----------------------------------------------------------------------------------------------
+
+
+async def test_step_mode_pauses_before_every_node_and_n_goes_to_the_next(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, WRITE_NOTE)
+        await pilot.press("S")
+        await wait_until(
+            pilot, lambda: screen.bridge.breakpoints is not None and screen.bridge.breakpoints.step
+        )
+        await pilot.pause()
+        assert "step mode" in screen.dag.render_line(0).text
+        await pilot.press("r")
+        seen = []
+        while len(seen) < 4:
+            await wait_until(pilot, lambda: isinstance(app.screen, BreakpointModal | ApprovalModal))
+            if isinstance(app.screen, ApprovalModal):
+                await approve_write(pilot)
+                continue
+            view = await paused(pilot, app.screen.request.node_id)
+            assert view.request.pattern == "*"
+            seen.append(view.request.node_id)
+            await answer(pilot, "n")
+        await outputs(pilot)
+        assert sorted(seen) == ["observe", "output", "read", "write"]
+        assert seen.index("write") < seen.index("observe") < seen.index("output")
+        assert [entry.title for entry in screen.model.entries if entry.kind == "breakpoint"] == ["step"] * 4
+
+        # Off again: the next run does not pause.
+        await pilot.press("S")
+        await wait_until(pilot, lambda: not screen.bridge.breakpoints.step)  # type: ignore[union-attr]
+        await pilot.press("r")
+        await approve_write(pilot)
+        await outputs(pilot)
+        assert requested(app) == []
+
+
+# -- loops ---------------------------------------------------------------------------------------------------
+
+
+async def test_a_breakpoint_in_a_loop_pauses_in_each_iteration(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, LOOP)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, LOOP)
+        await break_before(pilot, screen, "read")
+        await pilot.press("r")
+        iterations = []
+        for path in ("README.md", "ditto.yaml"):
+            view = await paused(pilot, "read")
+            assert view.request.iteration is not None and view.again_line.display
+            assert view.request.input["call"]["arguments"]["path"] == path
+            iterations.append(view.request.iteration)
+            await answer(pilot, "n")
+        await wait_until(pilot, lambda: screen.model.finished)
+        assert screen.model.phase == "succeeded"
+        assert len(set(iterations)) == 2
+        assert [event.again for event in resolved(app)] == [True, True]
+
+
+async def test_not_again_in_this_run_stops_the_loop_pausing(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, LOOP)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, LOOP)
+        await break_before(pilot, screen, "read")
+        await pilot.press("r")
+        view = await paused(pilot, "read")
+        await pilot.press("t")
+        await wait_until(pilot, lambda: not view.again)
+        assert "Not again in this run" in view.again_line.render().plain  # type: ignore[union-attr]
+        await answer(pilot, "n")
+        await wait_until(pilot, lambda: screen.model.finished)
+        assert screen.model.phase == "succeeded"
+        assert len(requested(app)) == 1
+        [decision] = resolved(app)
+        assert decision.action == "continue" and decision.again is False
+        # The breakpoint still stands for the session: the next run pauses again.
+        await pilot.press("r")
+        await paused(pilot, "read")
+        await answer(pilot, "a", *"enough", "enter")
+        await wait_until(pilot, lambda: screen.model.finished)
+        assert screen.model.phase == "failed"
+
+
+async def test_the_loop_toggle_is_only_offered_inside_a_loop(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, WRITE_NOTE)
+        await break_before(pilot, screen, "read")
+        await pilot.press("n")
+        view = await paused(pilot, "read")
+        assert not view.again_line.display
+        assert view.check_action("not_again", ()) is False
+        await pilot.press("t")
+        assert view.again
+        await answer(pilot, "n")
+        await approve_write(pilot)
+        await outputs(pilot)
+
+
+# -- the journal and the replay ------------------------------------------------------------------------------
+
+
+async def test_the_answers_are_journaled_and_the_replay_shows_them(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, WRITE_NOTE)
+        await break_before(pilot, screen, "write")
+        await break_before(pilot, screen, "output")
+        await pilot.press("n")
+        view = await paused(pilot, "write")
+        await pilot.press("e")
+        await write_in_editor(
+            pilot, view, view.editor.text.replace("Written by the write-note graph.", "Edited.")
+        )
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: view.mode == "edited")
+        await answer(pilot, "n")
+        await approve_write(pilot)
+        view = await paused(pilot, "output")
+        await pilot.press("k")
+        await write_in_editor(pilot, view, '"given"')
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: view.mode == "skipping")
+        await answer(pilot, "k")
+        await outputs(pilot)
+
+    journal = read_journal(last_journal(root))
+    answers = [event for event in journal.events if isinstance(event, BreakpointResolved)]
+    assert [(event.node_id, event.action) for event in answers] == [("write", "edit"), ("output", "skip")]
+    assert "Edited." in answers[0].input["call"]["arguments"]["text"]
+    assert answers[1].output == "given"
+    asked = [event for event in journal.events if isinstance(event, BreakpointRequested)]
+    assert [event.pattern for event in asked] == ["write", "output"]
+
+    replay = ReplayApp(journal)
+    async with replay.run_test(size=SIZE) as pilot:
+        await wait_until(
+            pilot, lambda: isinstance(replay.screen, ReplayScreen) and replay.screen.model.finished
+        )
+        screen = replay.screen
+        assert isinstance(screen, ReplayScreen)
+        rows = [entry for entry in screen.model.entries if entry.kind == "breakpoint"]
+        assert [(row.node_id, row.status) for row in rows] == [("write", "edited ✎"), ("output", "skipped")]
+        screen.view.reveal(rows[1])
+        await pilot.pause()
+        detail = screen.detail.text.plain
+        assert "Answer at the breakpoint" in detail and '"given"' in detail
