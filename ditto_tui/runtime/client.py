@@ -48,6 +48,14 @@ from ditto_tui.signal import CancelSignal
 
 logger = logging.getLogger(__name__)
 
+
+def short_run_id(run_id: str) -> str:
+    """A run id as a person reads it in a line: its random tail (``run-20261203T063623-c3efdf49`` →
+    ``c3efdf49``), or the first 8 characters of an id of another shape."""
+    head, _, tail = run_id.rpartition("-")
+    return tail if head.startswith("run-") and len(tail) == 8 else run_id[:8]
+
+
 _ALWAYS_BUILT = frozenset({"approval_requested", "approval_resolved"})
 """Event kinds built even with no subscriber: the approval gate hands them to its decision recorder."""
 

@@ -21,6 +21,7 @@ from ditto_tui.infer.proposal import current_proposal
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.tools import PreparedCall, ToolRegistry
 from ditto_tui.runtime.approval import APPROVING, DENIED, NO_APPROVER, TIMED_OUT, Approval, DecidedBy
+from ditto_tui.runtime.client import short_run_id
 from ditto_tui.runtime.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -564,7 +565,11 @@ class ApprovalGate:
     ) -> None:
         """Write the grant an ``approve_always`` chose (pinned to this tool definition)."""
         run = request.run_id
-        origin = f"run {run[:8]}, request {request.request_id}" if run else f"request {request.request_id}"
+        origin = (
+            f"run {short_run_id(run)}, request {request.request_id}"
+            if run
+            else f"request {request.request_id}"
+        )
         try:
             self._write_grant(subject, decision, canonical, run, origin)
         except ValidationError:

@@ -22,6 +22,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from ditto_tui.config import ApprovalRule
+from ditto_tui.runtime.client import short_run_id
 from ditto_tui.supervise.audit import CallRecord, call_records
 from ditto_tui.supervise.journal import JournalError, JournalRead, list_runs, read_journal
 from ditto_tui.supervise.matching import Call, given_hints, rule_matches
@@ -110,7 +111,7 @@ def recorded_calls(journals: Iterable[JournalRead]) -> list[RecordedCall]:
     ``write_text {"path": "a.md"} (run 1a2b3c4d)``."""
     calls: list[RecordedCall] = []
     for journal in journals:
-        run = str(journal.header.get("run_id") or "")[:8]
+        run = short_run_id(str(journal.header.get("run_id") or ""))
         for record in call_records(journal):
             shown = (
                 "" if record.redacted else json.dumps(record.arguments, ensure_ascii=False, sort_keys=True)

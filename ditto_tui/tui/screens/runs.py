@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ditto_tui.runtime.client import short_run_id
 from ditto_tui.supervise.journal import RunSummary
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.run_state import format_seconds
@@ -39,8 +40,8 @@ def run_label(summary: RunSummary, *, live: bool) -> Text:
     if decided:
         line.append(f"  {decided} decision{'s' if decided != 1 else ''}", style="dim")
     if summary.follows:
-        line.append(f"  follows {summary.follows[:8]}", style="dim")
-    line.append(f"  {summary.run_id[:8]}", style="dim")
+        line.append(f"  follows {short_run_id(summary.follows)}", style="dim")
+    line.append(f"  {short_run_id(summary.run_id)}", style="dim")
     return line
 
 
