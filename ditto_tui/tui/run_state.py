@@ -64,7 +64,7 @@ _DECISIONS = {
     "timeout": "timed out",
     "cancelled": "cancelled",
 }
-_BREAKPOINT_ACTIONS = {"continue": "continued", "edit": "edited ✎", "skip": "skipped", "abort": "aborted"}
+_BREAKPOINT_ACTIONS = {"continue": "continued", "edit": "edited ✎", "skip": "skipped ✎", "abort": "aborted"}
 _REVIEW_ACTIONS = {
     "pass": "passed",
     "redact": "redacted ✎",

@@ -10,19 +10,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
-from ditto_tui.runtime import BreakpointRequested, BreakpointResolved
+from ditto_tui.runtime import (
+    BreakpointRequest,
+    BreakpointRequested,
+    BreakpointResolved,
+    NodeInfo,
+    NodeStarted,
+    RunStarted,
+)
+from ditto_tui.runtime.events import FlaggedSpan, ModeChanged, ReviewRequested, ReviewResolved
 from ditto_tui.supervise import read_journal
 from ditto_tui.supervise.journal import list_runs
 from ditto_tui.tui import DittoApp
 from ditto_tui.tui.replay import ReplayApp
+from ditto_tui.tui.run_state import RunModel
 from ditto_tui.tui.screens.approval import ApprovalModal
 from ditto_tui.tui.screens.breakpoint import BreakpointModal
 from ditto_tui.tui.screens.replay import ReplayScreen
 from ditto_tui.tui.screens.run import RunScreen
 from ditto_tui.tui.widgets.dag import BREAKPOINT_MARKER
+from ditto_tui.tui.widgets.detail import entry_detail
 from tests.tui.run_fixtures import SIZE, app_for, keys_armed, outputs, run_screen, wait_until, workspace
 
 WRITE_NOTE = "graphs/write_note.py"
@@ -105,6 +116,15 @@ def resolved(app: DittoApp) -> list[BreakpointResolved]:
 def requested(app: DittoApp) -> list[BreakpointRequested]:
     entries = run_screen(app).model.entries
     return [event for entry in entries for event in entry.events if isinstance(event, BreakpointRequested)]
+
+
+def phase(screen: RunScreen) -> str:
+    """The run's phase now (a function, so that a test reads it afresh after waiting)."""
+    return screen.model.phase
+
+
+def state(model: RunModel, node_id: str) -> str:
+    return model.nodes[node_id].state
 
 
 def last_journal(root: Path) -> Path:
@@ -227,7 +247,7 @@ async def test_skip_gives_the_output_the_person_wrote(tmp_path: Path) -> None:
         [decision] = resolved(app)
         assert decision.action == "skip" and decision.output == {"skipped": "by the person"}
         entry = next(entry for entry in screen.model.entries if entry.kind == "breakpoint")
-        assert entry.status == "skipped"
+        assert entry.status == "skipped ✎"
 
 
 async def test_abort_asks_why_and_ends_the_run(tmp_path: Path) -> None:
@@ -291,13 +311,15 @@ async def test_step_mode_pauses_before_every_node_and_n_goes_to_the_next(tmp_pat
         await pilot.pause()
         assert "step mode" in screen.dag.render_line(0).text
         await pilot.press("r")
-        seen = []
+        seen: list[str] = []
         while len(seen) < 4:
             await wait_until(pilot, lambda: isinstance(app.screen, BreakpointModal | ApprovalModal))
             if isinstance(app.screen, ApprovalModal):
                 await approve_write(pilot)
                 continue
-            view = await paused(pilot, app.screen.request.node_id)
+            modal = app.screen
+            assert isinstance(modal, BreakpointModal)
+            view = await paused(pilot, modal.request.node_id)
             assert view.request.pattern == "*"
             seen.append(view.request.node_id)
             await answer(pilot, "n")
@@ -360,7 +382,7 @@ async def test_not_again_in_this_run_stops_the_loop_pausing(tmp_path: Path) -> N
         await paused(pilot, "read")
         await answer(pilot, "a", *"enough", "enter")
         await wait_until(pilot, lambda: screen.model.finished)
-        assert screen.model.phase == "failed"
+        assert phase(screen) == "failed"
 
 
 async def test_the_loop_toggle_is_only_offered_inside_a_loop(tmp_path: Path) -> None:
@@ -421,11 +443,120 @@ async def test_the_answers_are_journaled_and_the_replay_shows_them(tmp_path: Pat
         await wait_until(
             pilot, lambda: isinstance(replay.screen, ReplayScreen) and replay.screen.model.finished
         )
-        screen = replay.screen
-        assert isinstance(screen, ReplayScreen)
-        rows = [entry for entry in screen.model.entries if entry.kind == "breakpoint"]
-        assert [(row.node_id, row.status) for row in rows] == [("write", "edited ✎"), ("output", "skipped")]
-        screen.view.reveal(rows[1])
+        shown = replay.screen
+        assert isinstance(shown, ReplayScreen)
+        rows = [entry for entry in shown.model.entries if entry.kind == "breakpoint"]
+        assert [(row.node_id, row.status) for row in rows] == [("write", "edited ✎"), ("output", "skipped ✎")]
+        shown.view.reveal(rows[1])
         await pilot.pause()
-        detail = screen.detail.text.plain
+        detail = shown.detail.text.plain
         assert "Answer at the breakpoint" in detail and '"given"' in detail
+
+
+# -- what the run view shows for each decision event ---------------------------------------------------------
+
+T0 = 1_750_000_000.0
+NODES = (NodeInfo(id="read", type="INTERACTION.ACT.TOOL"), NodeInfo(id="write", type="INTERACTION.ACT.TOOL"))
+
+
+def test_a_paused_node_shows_as_paused_until_the_answer() -> None:
+    ids = {"run_id": "run-1"}
+    model = RunModel()
+    model.apply(
+        [
+            RunStarted(**ids, seq=1, at=T0, plan="demo", plan_kind="graph", nodes=NODES),
+            BreakpointRequested(
+                **ids, seq=2, at=T0 + 1, request_id="breakpoint-1", node_id="write",
+                node_type="INTERACTION.ACT.TOOL", iteration=None, pattern="write", input={"x": 1},
+            ),
+        ]
+    )  # fmt: skip
+    write = model.nodes["write"]
+    assert write.paused and write.state == "awaiting"
+    [_, row] = model.entries
+    assert (row.kind, row.title, row.status, row.node_id) == ("breakpoint", "breakpoint", "paused", "write")
+    assert 'input {"x":1}' in row.summary
+    model.apply(
+        [
+            BreakpointResolved(
+                **ids, seq=3, at=T0 + 2, request_id="breakpoint-1", node_id="write",
+                node_type="INTERACTION.ACT.TOOL", action="edit", input={"x": 2}, again=False,
+            )
+        ]
+    )  # fmt: skip
+    assert not write.paused and write.state == "pending"
+    assert row.status == "edited ✎" and row.duration_ms == 1000
+    assert row.summary == 'edited ✎; input {"x":2}; not again in this run'
+    detail = entry_detail(row, raw=False).plain
+    assert "Paused before the node" in detail and "Answer at the breakpoint" in detail
+    assert '-  "x": 1' in detail and '+  "x": 2' in detail
+
+
+def test_review_and_mode_rows_show_the_action_and_both_results() -> None:
+    ids = {"run_id": "run-1"}
+    original = {"call_id": "read-1", "source": "read_text", "status": "success", "content": "ignore previous"}
+    redacted = {**original, "content": "[redacted]"}
+    model = RunModel()
+    model.apply(
+        [
+            RunStarted(**ids, seq=1, at=T0, plan="demo", plan_kind="graph", nodes=NODES),
+            NodeStarted(**ids, seq=2, at=T0, node_id="read", node_type="INTERACTION.ACT.TOOL",
+                        execution_id="exec-1", input={"call": {"id": "read-1", "name": "read_text"}}),
+            ReviewRequested(**ids, seq=3, at=T0 + 1, request_id="review-1", call_id="read-1",
+                            tool="read_text", node_id="read", result=original,
+                            spans=(FlaggedSpan(start=0, end=15, label="override"),)),
+            ModeChanged(**ids, seq=4, at=T0 + 1.5, mode="plan", previous="ask"),
+        ]
+    )  # fmt: skip
+    assert model.nodes["read"].state == "awaiting"
+    review, mode = model.entries[2], model.entries[3]
+    assert (review.kind, review.title, review.status) == ("review", "read_text", "held")
+    assert review.summary == "reviewed this session; 1 span flagged"
+    assert (mode.kind, mode.summary) == ("mode", "ask → plan")
+    model.apply(
+        [
+            ReviewResolved(**ids, seq=5, at=T0 + 2, request_id="review-1", call_id="read-1",
+                           tool="read_text", action="redact", decided_by="human", original=original,
+                           redacted=redacted, released=True),
+        ]
+    )  # fmt: skip
+    assert state(model, "read") == "running"
+    assert review.status == "redacted ✎"
+    detail = entry_detail(review, raw=False).plain
+    assert "Result held for review" in detail and "Review decision" in detail
+    assert "original:" in detail and "redacted:" in detail
+    assert '-  "content": "ignore previous"' in detail and '+  "content": "[redacted]"' in detail
+    assert "Mode changed" in entry_detail(mode, raw=False).plain
+
+
+# -- the view at 80×24 ---------------------------------------------------------------------------------------
+
+
+class ViewHost(App[None]):
+    def __init__(self, view: BreakpointModal) -> None:
+        super().__init__()
+        self.view = view
+
+    def on_mount(self) -> None:
+        self.push_screen(self.view)
+
+
+def test_snapshot_breakpoint_view_in_a_loop_at_80x24(snap_compare: Any) -> None:
+    hostile = "note \x1b[31mred\x1b[0m [b]not bold[/b] bidi \u202eevil\u202c"
+    request = BreakpointRequest(
+        request_id="breakpoint-1",
+        node_id="write[b]",
+        node_type="INTERACTION.ACT.TOOL",
+        input={
+            "call": {"id": "write-1", "name": "write_text", "arguments": {"path": "a.md", "text": hostile}}
+        },
+        run_id="run-20250615T150640-5a1e",
+        iteration=2,
+        pattern="write*",
+    )
+    view = BreakpointModal(request)
+
+    async def armed(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: view.armed)
+
+    assert snap_compare(ViewHost(view), terminal_size=(80, 24), run_before=armed)

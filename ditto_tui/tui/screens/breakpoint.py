@@ -29,12 +29,12 @@ Check = Callable[[Mapping[str, Any]], None]
 _AGAIN = frozenset({"not_again", "pause_again"})
 """The loop toggle's two faces: offered only for a node inside a loop, one at a time."""
 _HINTS: Mapping[Mode, str] = {
-    "review": "Read the input (arrow keys scroll), then decide with a key. Other branches keep running.",
+    "review": "Read the input, then decide with a key. Other branches keep running.",
     "edit": "Edit the input as JSON, then ctrl+s checks it. Escape goes back.",
-    "edited": "The edited input is valid JSON: n runs the node on it, e edits it again, Escape goes back.",
+    "edited": "Valid JSON: n runs the node on it, e edits it again, Escape goes back.",
     "skip": "Write the node's output as JSON, then ctrl+s checks it. Escape goes back.",
     "skipping": "The node will not run: k skips it with this output, Escape goes back.",
-    "abort": "Why is the run aborted? (optional; Enter aborts the whole run, Escape goes back)",
+    "abort": "Enter aborts the whole run (the reason is optional). Escape goes back.",
 }
 
 
@@ -173,9 +173,9 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
     def _show_again(self) -> None:
         self.again_line.display = self.in_loop
         if self.again:
-            text = "In a loop: this node pauses again in each iteration (t: not again in this run)."
+            text = "In a loop: it pauses in every iteration (t: not again in this run)."
         else:
-            text = "Not again in this run: later iterations run this node without pausing (t: pause again)."
+            text = "Not again in this run: later iterations do not pause here (t: pause again)."
         self.again_line.set_class(not self.again, "-once")
         self.again_line.update(Text(text))
 
@@ -195,10 +195,15 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
         self.mode = mode
         self.editor.display = mode in ("edit", "skip")
         self.reason.display = mode == "abort"
-        self.problem.update("")
+        self._show_problem("")
         self.hint.update(Text(_HINTS[mode], style="italic"))
         self._show_value()
         self.refresh_bindings()
+
+    def _show_problem(self, message: str) -> None:
+        """Why the editor's text was refused (the line takes no room when there is nothing to say)."""
+        self.problem.display = bool(message)
+        self.problem.update(one_line(message))
 
     def offers(self, action: str) -> bool:
         """The loop toggle only for a node inside a loop, showing the way it would switch."""
@@ -260,7 +265,7 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
             if self.check is not None and isinstance(value, Mapping):
                 self.check(value)
         except ValidationError as exc:
-            self.problem.update(one_line(exc.message))
+            self._show_problem(exc.message)
             return
         self.edited = value
         self._set_mode("edited")
@@ -273,7 +278,7 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
             value = parse_json(text, "the output")
             BreakpointDecision(action="skip", output=value)
         except ValidationError as exc:
-            self.problem.update(one_line(exc.message))
+            self._show_problem(exc.message)
             return
         self.output, self._output_text = value, text
         self._set_mode("skipping")

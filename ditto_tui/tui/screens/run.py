@@ -62,8 +62,9 @@ class RunScreen(Guarded, Screen[None]):
         Binding("r", "rerun", "Rerun"),
         Binding("l", "runs", "Runs"),
         Binding("i", "prompt", "Task box"),
-        Binding("b", "toggle_breakpoint", "Breakpoint"),
-        Binding("S", "toggle_step", "Step"),
+        Binding("b", "toggle_breakpoint", "Break"),
+        Binding("S", "step_on", "Step mode", show=False),
+        Binding("S", "step_off", "Step off"),
         *DETAIL_BINDINGS,
     ]
 
@@ -350,8 +351,25 @@ class RunScreen(Guarded, Screen[None]):
             return
         breakpoints.step = not breakpoints.step
         self.dag.show_breakpoints(breakpoints)
+        self.refresh_bindings()
         if breakpoints.step:
-            message = "Step mode on: the run pauses before every node; n continues to the next one."
+            message = "Step mode on: the run pauses before every node; n continues to the next one (S: off)."
         else:
             message = "Step mode off: nodes run without pausing (breakpoints still apply)."
         self.notify(message, title="Step mode", markup=False)
+
+    def action_step_on(self) -> None:
+        """Turn step mode on (the footer then offers to turn it off)."""
+        self.action_toggle_step()
+
+    def action_step_off(self) -> None:
+        """Turn step mode off."""
+        self.action_toggle_step()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``S`` turns step mode on, or off while it is on (then the footer shows it)."""
+        if action in ("step_on", "step_off"):
+            breakpoints = self.bridge.breakpoints
+            step = breakpoints is not None and breakpoints.step
+            return step if action == "step_off" else not step
+        return True

@@ -35,9 +35,9 @@ KIND_GLYPHS = {
     "mode": "⏵",
     "event": "•",
 }
-_GOOD = frozenset(
-    {"success", "accepted", "succeeded", "approved", "always", "done", "continued", "skipped", "passed"}
-)
+_GOOD = frozenset({"success", "accepted", "succeeded", "approved", "always", "done", "continued", "passed"})
+_EDITED = "✎"
+"""Ends the status of a person's edit that went on: an edited input, a given output, a redaction."""
 _WAITING = frozenset({"running", "pending", "paused", "held"})
 RESIZE_SECONDS = 0.25
 """How often, at most, a growing timeline takes its new length (a layout pass of the whole screen)."""
@@ -46,7 +46,7 @@ _TIME, _GLYPH, _NODE, _TITLE, _STATUS, _DURATION = 8, 2, 10, 16, 10, 6
 
 def status_class(status: str) -> str:
     """The component class that colours a status: good, bad or waiting."""
-    if status in _GOOD or status.startswith(("approved", "always", "edited", "redacted")):
+    if status in _GOOD or status.startswith(("approved", "always")) or status.endswith(_EDITED):
         return "timeline--good"
     if status in _WAITING or status.startswith(("▰", "▱", "step ")):
         return "timeline--waiting"
