@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from ditto_tui.signal import CancelSignal
 
 MAX_FRESH_REQUESTS = 3
+_WRITTEN_KEPT = 64
 
 RESULT_REJECTED = "RESULT_REJECTED"
 """The result code of a call whose result a reviewer failed (or nobody reviewed in time, ``onTimeout:
@@ -163,6 +164,9 @@ class ApprovalGate:
         self.grants = grants or GrantStore()
         self.mode = mode or ModeSwitch()
         self.reviews = ReviewToggles()
+        self.written: dict[str, Grant | None] = {}
+        """The grant each ``approve_always`` request wrote, by request id (None: it could not be written),
+        until the screen that asked takes it with :meth:`take_written`."""
         self._ids = itertools.count(1)
         self._session = uuid.uuid4().hex[:8]
 
@@ -191,15 +195,26 @@ class ApprovalGate:
         """Withdraw every grant of ``tool``: its next call asks again. False if it had none."""
         return self.grants.revoke_tool(tool)
 
+    def take_written(self, request_id: str) -> tuple[bool, Grant | None]:
+        """Whether the grant of ``request_id``'s "approve always" is written yet, and the grant."""
+        if request_id not in self.written:
+            return False, None
+        return True, self.written.pop(request_id)
+
     def covered(self, grant: Grant) -> list[ApprovalRequest]:
-        """The pending tool calls ``grant`` would approve (same tool definition; a run grant: its run)."""
-        return [
+        """The pending tool calls ``grant`` would approve, oldest first: none once it has ended, as many as
+        it has uses left, of the same tool definition (a run grant: of its run)."""
+        state = next((state for state in self.grants.states() if state.grant.id == grant.id), None)
+        if state is None:
+            return []
+        covered = [
             request
             for request in self.inbox.pending()
             if (grant.lifetime != "run" or grant.run_id == request.run_id)
             and request.tool_digest == grant.tool_digest
             and grant.covers(_request_call(request), request.arguments_digest)
         ]
+        return covered if state.uses_left is None else covered[: state.uses_left]
 
     def apply_grant(self, grant_id: str) -> int:
         """Approve the pending calls grant ``grant_id`` covers (a person chose to), each counted as a use
@@ -571,14 +586,16 @@ class ApprovalGate:
             else f"request {request.request_id}"
         )
         try:
-            self._write_grant(subject, decision, canonical, run, origin)
+            self.written[request.request_id] = self._write_grant(subject, decision, canonical, run, origin)
         except ValidationError:
-            pass  # a grant that cannot be written leaves the approval of this one call
+            self.written[request.request_id] = None  # the approval of this one call stands alone
+        while len(self.written) > _WRITTEN_KEPT:  # nobody took the oldest (a library or headless approver)
+            self.written.pop(next(iter(self.written)))
 
     def _write_grant(
         self, subject: _Subject, decision: ApprovalDecision, canonical: str, run: str | None, origin: str
-    ) -> None:
-        self.grants.add(
+    ) -> Grant:
+        return self.grants.add(
             tool=subject.label,
             tool_digest=subject.tool_digest,
             scope=decision.scope,

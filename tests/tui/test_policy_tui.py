@@ -136,7 +136,7 @@ async def test_a_request_while_the_terminal_is_unfocused_sends_one_notification(
     root = workspace(tmp_path)
     app = app_for(root, "graphs/write_note.py")
     written: list[str] = []
-    app.notifier = Notifier(written.append, lambda: False, method="osc9")
+    app.notifier = Notifier(written.append, lambda: False, method="osc9", env={})
     async with app.run_test(size=SIZE) as pilot:
         await approval_view(pilot)
         notices = [text for text in written if "\x1b]9;" in text]

@@ -48,6 +48,7 @@ class GrantChooser(Vertical):
         #grant-rule { height: 1; border: none; padding: 0 1; }
         #grant-count-row { height: auto; }
         #grant-count { width: 12; height: 1; border: none; padding: 0 1; }
+        #grant-count-label { width: auto; height: 1; color: $text-muted; }
         #grant-matches { height: auto; max-height: 4; color: $text-muted; }
         #grant-error { height: auto; color: $error; }
     }
@@ -86,6 +87,7 @@ class GrantChooser(Vertical):
             for name, label in _LIFETIMES:
                 yield RadioButton(label, name=name, value=name == "session")
         with Horizontal(id="grant-count-row"):
+            yield Static("uses:", id="grant-count-label")
             yield Input("10", id="grant-count", type="integer")
         yield Static(id="grant-matches")
         yield Static(id="grant-error")
@@ -115,6 +117,11 @@ class GrantChooser(Vertical):
         row.display = choice in ("minutes", "uses")
         count = self.query_one("#grant-count", Input)
         count.placeholder = "minutes" if choice == "minutes" else "uses"
+        if event.radio_set.id == "grant-lifetime" and row.display:
+            self.call_after_refresh(count.focus)  # the number is what to give next
+        self.query_one("#grant-count-label", Static).update(
+            "minutes:" if choice == "minutes" else "uses (later calls it approves):"
+        )
         self._show_matches()
 
     @on(Input.Changed, "#grant-rule")
