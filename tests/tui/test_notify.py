@@ -92,6 +92,6 @@ def test_no_text_can_end_or_start_a_sequence(text: str) -> None:
     assert all(char.isprintable() for char in cleaned)
 
 
-def test_hostile_summaries_are_made_harmless() -> None:
+def test_t02_a_hostile_summary_carries_no_osc52_or_other_sequence_into_a_notification() -> None:
     assert clean("a\x07b\x1b]52;c;ZXZpbA==\x07\u202ex\u200by;z") == "ab]52,c,ZXZpbA==xy,z"
     assert window_title(1) == "\x1b]2;ditto-tui · 1 waiting\x07"
