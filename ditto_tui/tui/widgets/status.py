@@ -26,10 +26,11 @@ class RunStatus(Static):
     def show(self, model: RunModel, now: float) -> None:
         """Show ``model`` as it stands at wall time ``now``."""
         counts = model.counts()
-        text = Text.assemble(
-            (f" {PHASE_LABELS[model.phase]} ", f"bold reverse {_phase_colour(model.phase)}"),
-            f"  {format_seconds(model.elapsed(now))}  ",
-        )
+        text = Text.assemble((f" {PHASE_LABELS[model.phase]} ", f"bold reverse {_phase_colour(model.phase)}"))
+        mode = getattr(self.app, "session_mode", "ask")
+        if mode != "ask":  # first, where a narrow terminal still shows it
+            text.append(f" ⏵ {mode} mode ({MODE_KEY}) ", style="bold reverse yellow")
+        text.append(f"  {format_seconds(model.elapsed(now))}  ")
         for state in NODE_STATES:
             count = counts.get(state, 0)
             text.append(f"{GLYPHS[state]} {count} {state} ", style="" if count else "dim")
@@ -38,9 +39,6 @@ class RunStatus(Static):
             f"│ {waiting} approval{'s' if waiting != 1 else ''} pending" + (" (p)" if waiting else ""),
             style="bold magenta" if waiting else "dim",
         )
-        mode = getattr(self.app, "session_mode", "ask")
-        if mode != "ask":
-            text.append(f" │ ⏵ {mode} mode ({MODE_KEY})", style="bold yellow")
         self.set_class(model.finished, "-finished")
         self.update(text, layout=False)  # one line, whatever it says: no layout pass per batch
 
