@@ -155,6 +155,8 @@ async def test_b_marks_the_node_and_continue_runs_it_while_the_other_branch_goes
         await wait_until(pilot, lambda: screen.model.nodes["read"].state == "succeeded")
         write = screen.model.nodes["write"]
         assert write.paused and write.state == "awaiting"
+        detail_row = box.y + 2 - screen.dag.scroll_offset.y
+        assert "paused" in screen.dag.render_line(detail_row).text
         assert view.request.input["call"]["name"] == "write_text"
         await answer(pilot, "n")
         await approve_write(pilot)
@@ -304,12 +306,15 @@ async def test_step_mode_pauses_before_every_node_and_n_goes_to_the_next(tmp_pat
     app = app_for(root, WRITE_NOTE)
     async with app.run_test(size=SIZE) as pilot:
         screen = await first_run(pilot, WRITE_NOTE)
+        assert screen.check_action("step_on", ()) and not screen.check_action("step_off", ())
         await pilot.press("S")
         await wait_until(
             pilot, lambda: screen.bridge.breakpoints is not None and screen.bridge.breakpoints.step
         )
         await pilot.pause()
         assert "step mode" in screen.dag.render_line(0).text
+        # While it is on, the footer offers to turn it off.
+        assert screen.check_action("step_off", ()) and not screen.check_action("step_on", ())
         await pilot.press("r")
         seen: list[str] = []
         while len(seen) < 4:
@@ -560,3 +565,24 @@ def test_snapshot_breakpoint_view_in_a_loop_at_80x24(snap_compare: Any) -> None:
         await wait_until(pilot, lambda: view.armed)
 
     assert snap_compare(ViewHost(view), terminal_size=(80, 24), run_before=armed)
+
+
+async def test_u09_a_double_n_continues_once_and_starts_no_new_run(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await first_run(pilot, WRITE_NOTE)
+        await break_before(pilot, screen, "read")
+        await break_before(pilot, screen, "output")
+        await pilot.press("r")
+        runner = screen.runner
+        await paused(pilot, "read")
+        await pilot.press("n", "n")  # the second press was aimed at the view it closed
+        await approve_write(pilot)
+        view = await paused(pilot, "output")
+        assert screen.runner is runner  # no new run started
+        assert [event.action for event in resolved(app)] == ["continue"]
+        await answer(pilot, "n")
+        await outputs(pilot)
+        assert [event.node_id for event in resolved(app)] == ["read", "output"]
+        assert view.request.pattern == "output"
