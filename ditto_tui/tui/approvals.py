@@ -7,6 +7,8 @@ While none is open, the desk tells the app how many wait (the pending badge on e
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -17,6 +19,11 @@ from ditto_tui.runtime import ApprovalResolved, ExecutionEvent
 from ditto_tui.supervise import ApprovalRequest, InboxRequest
 from ditto_tui.tui.bridge import FRAME_SECONDS, RunBridge
 from ditto_tui.tui.screens.approval import ApprovalModal
+from ditto_tui.tui.screens.confirm import ConfirmModal
+from ditto_tui.tui.widgets.inline import visible as one_line_text
+
+_GRANT_WAITS = 60
+"""Frames the desk waits for the grant an "approve always" writes before it offers it to the queue."""
 
 _EXPIRED = {"timeout": "no decision in time (APPROVAL_TIMEOUT)", "cancelled": "the call was cancelled"}
 
@@ -120,7 +127,37 @@ class ApprovalDesk:
                     self.deferred.add(request.request_id)
             elif not self.bridge.resolve(request.request_id, decision):
                 self.app.notify("The decision came too late: the request had already ended.", markup=False)
+            elif decision.kind == "approve_always":
+                await self._offer_batch(request)
             self.app.refresh_bindings()
+
+    async def _offer_batch(self, request: ApprovalRequest) -> None:
+        """Once the grant the decision wrote is saved, offer to apply it to the pending calls it covers."""
+        gate = self.bridge.gate
+        if gate is None:
+            return
+        grant = None
+        for _ in range(_GRANT_WAITS):  # the gate writes the grant once the decision is on the record
+            done, grant = gate.take_written(request.request_id)
+            if done:
+                break
+            await asyncio.sleep(FRAME_SECONDS)
+        covered = gate.covered(grant) if grant is not None else []
+        if grant is None or not covered:
+            return
+        shown = "\n".join(f"  {one_line_text(r.tool)} {_arguments_line(r)}" for r in covered[:5])
+        more = f"\n  … and {len(covered) - 5} more" if len(covered) > 5 else ""
+        question = (
+            f"Grant {grant.id} ({one_line_text(grant.describe())}) also covers {len(covered)} pending "
+            f"request{'s' if len(covered) != 1 else ''}:\n{shown}{more}\nApprove them now?"
+        )
+        confirmed = await self.app.push_screen_wait(ConfirmModal("Apply the grant to the queue", question))
+        if confirmed:
+            approved = gate.apply_grant(grant.id)
+            self.app.notify(
+                f"Grant {grant.id} approved {approved} pending request{'s' if approved != 1 else ''}.",
+                markup=False,
+            )
 
     async def _answer_server(self, request: InboxRequest) -> None:
         """A request of an MCP server (sampling, its answer, elicitation, sign-in) in its own view."""
@@ -143,7 +180,9 @@ class ApprovalDesk:
 
 def _server_view(request: InboxRequest, bridge: RunBridge) -> Any:
     """The view that answers ``request`` (its modules load only when a server asks)."""
+    from ditto_tui.runtime.breakpoints import BreakpointRequest
     from ditto_tui.supervise.mcp_requests import ElicitationRequest, SamplingRequest, SamplingResultReview
+    from ditto_tui.supervise.requests import ReviewRequest
     from ditto_tui.supervise.sign_in import SignInRequest
 
     if isinstance(request, SignInRequest):
@@ -154,6 +193,14 @@ def _server_view(request: InboxRequest, bridge: RunBridge) -> Any:
     def check(value: Mapping[str, Any]) -> None:
         bridge.approver.check_arguments(request.request_id, value)
 
+    if isinstance(request, BreakpointRequest):
+        from ditto_tui.tui.screens.breakpoint import BreakpointModal
+
+        return BreakpointModal(request, check)
+    if isinstance(request, ReviewRequest):
+        from ditto_tui.tui.screens.review import ReviewModal
+
+        return ReviewModal(request, check)
     if isinstance(request, ElicitationRequest):
         from ditto_tui.tui.screens.elicitation import ElicitationModal
 
@@ -163,3 +210,8 @@ def _server_view(request: InboxRequest, bridge: RunBridge) -> Any:
     if not isinstance(request, SamplingRequest | SamplingResultReview):
         raise TypeError(f"no view answers a {request.kind!r} request")
     return SamplingModal(request, check)
+
+
+def _arguments_line(request: ApprovalRequest, limit: int = 50) -> str:
+    text = json.dumps(dict(request.call.arguments or {}), ensure_ascii=False, sort_keys=True)
+    return one_line_text(text if len(text) <= limit else text[: limit - 1] + "…")
