@@ -38,10 +38,10 @@ SHOWN_CHARACTERS = 100_000
 _EXCERPT = 60
 """Characters of each flagged span quoted in the list of spans."""
 _HINTS: Mapping[Mode, str] = {
-    "review": "Read the result (arrows scroll), then decide with a key. Nothing has seen it yet.",
+    "review": "Nothing has seen this result yet: read it (arrows scroll), then decide.",
     "redact": "Edit the result as JSON, then ctrl+s checks it. Escape goes back.",
-    "redacted": "A valid result: r sends it on in place of the original, e edits it again, Escape goes back.",
-    "fail": "Enter fails the call (RESULT_REJECTED) with this reason for the model. Escape goes back.",
+    "redacted": "Valid: r sends it on instead of the original, e edits again, Escape: back.",
+    "fail": "Enter fails the call (RESULT_REJECTED) with this reason. Escape goes back.",
 }
 
 

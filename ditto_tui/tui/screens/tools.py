@@ -1,5 +1,6 @@
 """The Tools screen: registered tools and the MCP tools a graph can reach, with effects or hints, the
-approval rule that applies, the input schema, and what the sandbox permits."""
+approval rule that applies, whether their results wait for review, the input schema, and what the
+sandbox permits. ``v`` turns result review of the selected tool on or off for the rest of the session."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from textual import getters, on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -27,6 +29,7 @@ from ditto_tui.supervise import ApprovalPolicy, Verdict
 from ditto_tui.supervise.policy import DEPENDS
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.text import render_untrusted, untrusted_json
+from ditto_tui.tui.widgets.inline import visible
 from ditto_tui.tui.widgets.pending import PendingBadge
 
 __all__ = [
@@ -35,10 +38,13 @@ __all__ = [
     "ToolsScreen",
     "mcp_tool_rows",
     "reachable_mcp_tools",
+    "review_label",
     "tool_definitions",
     "tool_rows",
 ]
 
+_REVIEW_COLUMN = 3
+"""The table column that says whether a tool's results wait for review."""
 _PERMITTED = "✓ permitted"
 _DENIED = "✗ denied"
 
@@ -52,6 +58,8 @@ class ToolRow:
     permitted: bool
     denial: str | None
     always: bool
+    reviewed: bool = False
+    """Whether the session's review toggle holds this tool's results for review (``v``)."""
 
 
 def tool_definitions(registry: ToolRegistry) -> list[ToolDefinition]:
@@ -75,8 +83,9 @@ def tool_rows(
     sandbox: Sandbox,
     policy: ApprovalPolicy,
     always: Collection[str] = (),
+    reviews: Collection[str] = (),
 ) -> list[ToolRow]:
-    """The rows of the Tools screen, sorted by name."""
+    """The rows of the Tools screen, sorted by name; ``reviews`` are the tools the session reviews."""
     rows = []
     for definition in sorted(definitions, key=lambda item: item.name):
         permitted = sandbox.allows_tool(definition.name) and sandbox.allows_effects(definition.effects)
@@ -91,6 +100,7 @@ def tool_rows(
                 permitted=permitted,
                 denial=None if permitted else _denial(sandbox, definition),
                 always=definition.name in always,
+                reviewed=definition.name in reviews,
             )
         )
     return rows
@@ -104,13 +114,25 @@ class McpToolRow:
     capability: McpCapability
     verdict: Verdict
     permitted: bool
+    reviewed: bool = False
+    """Whether the session's review toggle holds this tool's results for review (``v``)."""
+
+
+def review_label(row: ToolRow | McpToolRow) -> str:
+    """The name the session's review toggles know the tool by: its name, or ``SERVER:TOOL``."""
+    if isinstance(row, ToolRow):
+        return row.definition.name
+    return f"{row.server}:{row.capability.name}"
 
 
 _HINTS = (("readOnlyHint", "read-only"), ("destructiveHint", "destructive"), ("openWorldHint", "open-world"))
 
 
 def mcp_tool_rows(
-    tools: Mapping[str, Sequence[McpCapability]], sandbox: Sandbox, policy: ApprovalPolicy
+    tools: Mapping[str, Sequence[McpCapability]],
+    sandbox: Sandbox,
+    policy: ApprovalPolicy,
+    reviews: Collection[str] = (),
 ) -> list[McpToolRow]:
     """The MCP rows of the Tools screen: per server (in the order given), its tools sorted by name."""
     return [
@@ -119,6 +141,7 @@ def mcp_tool_rows(
             capability=capability,
             verdict=policy.for_mcp(server, capability.name, capability.annotations),
             permitted=sandbox.allows_mcp(server),
+            reviewed=f"{server}:{capability.name}" in reviews,
         )
         for server, capabilities in tools.items()
         for capability in sorted(capabilities, key=lambda item: item.name)
@@ -159,6 +182,26 @@ def _approval_cell(row: ToolRow | McpToolRow) -> Text:
     return text
 
 
+def _review_cell(row: ToolRow | McpToolRow) -> Text:
+    """``on`` (the session's toggle), ``rule`` (a rule says ``review: results``) or ``off``."""
+    if row.reviewed:
+        return Text("on", style="bold yellow")
+    if row.verdict.review:
+        return Text("rule", style="yellow")
+    return Text("off", style="dim")
+
+
+def _review_text(row: ToolRow | McpToolRow) -> str:
+    """What the detail says about result review, and what ``v`` would do."""
+    rule = f"rule {row.verdict.review_rule}" if row.verdict.review else ""
+    if row.reviewed:
+        also = f", and by {rule}" if rule else ""
+        return f"on for this session{also}: every result waits for you (v turns the toggle off)"
+    if rule:
+        return f"by {rule}: every result waits for you (v also turns it on for the session)"
+    return "off: results go straight on (v holds every result for your review this session)"
+
+
 def _detail(row: ToolRow) -> Text:
     """The full description of one tool: every field, untrusted text shown literally."""
     definition = row.definition
@@ -176,6 +219,7 @@ def _detail(row: ToolRow) -> Text:
     _field(text, "approval", _approval_text(row.verdict, rule))
     if row.always:
         _field(text, "granted", "always approved for this session")
+    _field(text, "review", _review_text(row))
     _field(text, "sandbox", _PERMITTED if row.permitted else f"{_DENIED}: {row.denial or 'not granted'}")
     _field(text, "digest", definition.digest)
     text.append("\ninput schema\n", style="bold")
@@ -202,6 +246,7 @@ def _mcp_detail(row: McpToolRow) -> Text:
     _field(text, "server", row.server)
     _field(text, "hints", _hints_text(capability))
     _field(text, "approval", _approval_text(row.verdict, row.verdict.rule or "default: MCP tools ask"))
+    _field(text, "review", _review_text(row))
     _field(text, "sandbox", _PERMITTED if row.permitted else f"{_DENIED}: server not in sandbox.mcp")
     text.append("\ninput schema\n", style="bold")
     text.append_text(untrusted_json(dict(capability.input_schema or {})))
@@ -220,30 +265,35 @@ def _field(text: Text, label: str, value: str) -> None:
     text.append("\n")
 
 
-def _cells(row: ToolRow | McpToolRow) -> tuple[Text, Text, Text, Text]:
+def _cells(row: ToolRow | McpToolRow) -> tuple[Text, Text, Text, Text, Text]:
     permitted = Text(_PERMITTED, style="green") if row.permitted else Text(_DENIED, style="red")
+    review = _review_cell(row)
     if isinstance(row, ToolRow):
         name = render_untrusted(row.definition.name, newlines="visible")
-        return name, Text(", ".join(row.definition.effects) or "none"), _approval_cell(row), permitted
+        effects = Text(", ".join(row.definition.effects) or "none")
+        return name, effects, _approval_cell(row), review, permitted
     name = render_untrusted(f"{row.server}:{row.capability.name}", newlines="visible")
     if row.capability.title:
         name.append("  ")
         name.append_text(render_untrusted(row.capability.title, newlines="visible", style="italic"))
     if row.capability.unsupported:
         name.append("  unsupported", style="dim red")
-    return name, Text(_hints_text(row.capability), style="dim"), _approval_cell(row), permitted
+    return name, Text(_hints_text(row.capability), style="dim"), _approval_cell(row), review, permitted
 
 
 class ToolsScreen(Guarded, Screen[None]):
-    """Registered tools: effects, whether they ask for approval and which rule decides, whether the
-    sandbox permits them, and the full input schema of the selected tool."""
+    """Registered tools: effects, whether they ask for approval and which rule decides, whether their
+    results wait for review, whether the sandbox permits them, and the full input schema of the selected
+    tool. ``v`` toggles result review of the selected tool for the session (the bridge's live
+    ``reviews``)."""
 
     CSS_PATH = "tools.tcss"
     TITLE = "Tools"
-    HELP = "Every registered tool: effects, approval rule, sandbox permission and input schema."
+    HELP = "Every registered tool: effects, approval rule, review, sandbox permission and input schema."
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("d", "focus_detail", "Detail"),
+        Binding("v", "toggle_review", "Review results"),
         Binding("t", "focus_table", "Table", show=False),
     ]
 
@@ -294,7 +344,7 @@ class ToolsScreen(Guarded, Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.table.add_columns("Tool", "Effects", "Approval", "Sandbox")
+        self.table.add_columns("Tool", "Effects", "Approval", "Review", "Sandbox")
         self._fill()
         self.table.focus()
         if not self.mcp_listed:
@@ -316,18 +366,20 @@ class ToolsScreen(Guarded, Screen[None]):
             )
 
     def on_screen_resume(self) -> None:
-        """Read the live session's "always" grants each time the screen is shown: granted or revoked
-        since the screen was built, they show as they stand now."""
+        """Read the live session's "always" grants and review toggles each time the screen is shown:
+        changed since the screen was built, they show as they stand now."""
         bridge = getattr(self.app, "bridge", None)
         if bridge is None:
             return
         always = set(bridge.grants())
+        reviews = _reviews(bridge)
         rows = [
             dataclasses.replace(row, always=row.definition.name in always)
             if isinstance(row, ToolRow)
             else row
             for row in self.rows
         ]
+        rows = [dataclasses.replace(row, reviewed=review_label(row) in reviews) for row in rows]
         if rows != self.rows:
             self.rows = rows
             self._fill()
@@ -347,13 +399,36 @@ class ToolsScreen(Guarded, Screen[None]):
         policy = bridge.gate.policy if bridge.gate is not None else self.policy
         tools = await reachable_mcp_tools(runtime, registry)
         self.mcp_listed = True
-        self.rows += mcp_tool_rows(tools, self.sandbox, policy)
+        self.rows += mcp_tool_rows(tools, self.sandbox, policy, _reviews(bridge))
         self._fill()
 
     @on(DataTable.RowHighlighted, "#tools-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
             self._show(int(event.row_key.value))
+
+    def action_toggle_review(self) -> None:
+        """Hold every result of the selected tool for review for the rest of the session, or stop."""
+        if not self.rows:
+            return
+        bridge = getattr(self.app, "bridge", None)
+        toggles = bridge.reviews if bridge is not None else None
+        if toggles is None:
+            self.notify(
+                "The session is not open yet: review can be turned on once it is.",
+                severity="warning",
+                markup=False,
+            )
+            return
+        index = self.table.cursor_row
+        row = self.rows[index]
+        label = review_label(row)
+        on = toggles.toggle(label)
+        self.rows[index] = dataclasses.replace(row, reviewed=on)
+        self.table.update_cell_at(Coordinate(index, _REVIEW_COLUMN), _review_cell(self.rows[index]))
+        self._show(index)
+        state = "wait for your review" if on else "no longer wait for your review (rules may still ask)"
+        self.notify(f"Results of {visible(label)} {state} for this session.", markup=False)
 
     def _show(self, index: int) -> None:
         row = self.rows[index]
@@ -366,6 +441,11 @@ class ToolsScreen(Guarded, Screen[None]):
             "Tools: show the detail", "Focus the selected tool's detail", self.action_focus_detail
         )
         yield SystemCommand("Tools: back to the table", "Focus the tools table", self.action_focus_table)
+        yield SystemCommand(
+            "Tools: review results",
+            "Hold the selected tool's results for your review this session (or stop)",
+            self.action_toggle_review,
+        )
 
     def action_focus_detail(self) -> None:
         """Move the focus to the detail pane (to scroll a long schema)."""
@@ -374,3 +454,9 @@ class ToolsScreen(Guarded, Screen[None]):
     def action_focus_table(self) -> None:
         """Move the focus back to the table."""
         self.table.focus()
+
+
+def _reviews(bridge: object) -> Collection[str]:
+    """The session's review toggles (none before the session is open)."""
+    toggles = getattr(bridge, "reviews", None)
+    return toggles if toggles is not None else ()
