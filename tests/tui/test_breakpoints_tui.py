@@ -586,3 +586,16 @@ async def test_u09_a_double_n_continues_once_and_starts_no_new_run(tmp_path: Pat
         await outputs(pilot)
         assert [event.node_id for event in resolved(app)] == ["read", "output"]
         assert view.request.pattern == "output"
+
+
+async def test_before_the_session_opens_b_and_s_say_so(tmp_path: Path) -> None:
+    from tests.tui.test_run_snapshots import Host, _bridge, _mid_run
+
+    app = Host(lambda: RunScreen(_bridge(tmp_path)))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _mid_run(pilot)
+        screen.dag.select("write")
+        await pilot.press("b", "S")
+        await wait_until(pilot, lambda: len(app._notifications) == 2)
+        assert all("still opening" in str(note.message) for note in app._notifications)
+        assert screen.dag.breakpoints is None
