@@ -20,11 +20,13 @@ from textual.widgets import Footer, Static
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.screens.approval import ApprovalModal
+from ditto_tui.tui.screens.breakpoint import BreakpointModal
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.elicitation import ElicitationModal
 from ditto_tui.tui.screens.grants import GrantsModal
 from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.screens.replay import ReplayScreen
+from ditto_tui.tui.screens.review import ReviewModal
 from ditto_tui.tui.screens.run import RunScreen
 from ditto_tui.tui.screens.runs import RunsModal
 from ditto_tui.tui.screens.sampling import SamplingModal
@@ -113,6 +115,18 @@ SECTIONS: tuple[HelpSection, ...] = (
         title="Approval view",
         summary="A call that needs your decision before it runs. Its keys work half a second after it opens.",
         owners=(ApprovalModal,),
+    ),
+    HelpSection(
+        title="Breakpoint view",
+        summary="A node paused before it starts (b on a node, S for step mode); other branches keep running. "
+        "Its keys work half a second after it opens.",
+        owners=(BreakpointModal,),
+    ),
+    HelpSection(
+        title="Result review",
+        summary="A call's result held before any node or model sees it (a rule with review: results, or v "
+        "on the Tools screen); what looks like instructions to a model is marked.",
+        owners=(ReviewModal,),
     ),
     HelpSection(
         title="Replay screen (ditto-tui replay RUN)",
@@ -210,6 +224,15 @@ NOTES: Mapping[tuple[type[DOMNode], str], str] = {
     (ElicitationModal, "decline"): "tell the server no",
     (ElicitationModal, "cancel"): "answer nothing",
     (GrantsModal, "revoke"): "the selected grant: the calls it covered ask again",
+    (BreakpointModal, "continue_edited"): "after ctrl+s: run it on the edited input",
+    (BreakpointModal, "skip_with_output"): "after ctrl+s: the node does not run",
+    (BreakpointModal, "not_again"): "inside a loop: not again in this run",
+    (BreakpointModal, "later"): "the node stays paused; p shows it again",
+    (RunScreen, "toggle_breakpoint"): "before the node selected in the graph, for the session",
+    (RunScreen, "step_on"): "pause before every node; n continues",
+    (ReviewModal, "send_redaction"): "after ctrl+s: the redacted result goes on instead",
+    (ReviewModal, "fail"): "the call fails with RESULT_REJECTED; the model is told why",
+    (ReviewModal, "later"): "the result stays held; p shows it again",
 }
 """A few words after a key's own description where it alone would leave you guessing, by the class and
 the action (with its arguments, or without them for every call of the action)."""
