@@ -425,6 +425,8 @@ class RunModel:
     def _approval_resolved(self, event: ApprovalResolved) -> None:
         entry = self.pending_approvals.pop(event.request_id, None)
         if entry is None:
+            if event.decided_by in ("grant", "mode"):  # decided without asking: a row says by what
+                self._decided_without_asking(event)
             return
         decided = _DECISIONS.get(event.decision, event.decision)
         status = decided + (" ✎" if event.edited else "")
@@ -433,6 +435,12 @@ class RunModel:
         node = self.nodes.get(entry.node_id) if entry.node_id else None
         if node is not None and node.state == "awaiting":
             node.state = "running"
+
+    def _decided_without_asking(self, event: ApprovalResolved) -> None:
+        """A grant or the mode decided a call: a row with the decision and what made it."""
+        decided = _DECISIONS.get(event.decision, event.decision)
+        status = "granted" if event.decided_by == "grant" else f"{decided} (mode)"
+        self._add("approval", event, event.tool, summary=event.reason or "", status=status)
 
     def _breakpoint_requested(self, event: BreakpointRequested) -> None:
         """A node paused before it starts: it shows as paused until the person answers."""

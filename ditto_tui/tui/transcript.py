@@ -52,6 +52,7 @@ _DECISIONS: Mapping[CallStatus, Decision] = {
 }
 _ENDED: Mapping[str, CallStatus] = {
     "APPROVAL_DENIED": "denied",
+    "APPROVAL_DENIED_BY_MODE": "denied",
     "APPROVAL_TIMEOUT": "timed out",
     "CANCELLED": "cancelled",
 }

@@ -51,6 +51,8 @@ async def test_a_grant_of_one_use_approves_the_next_call_and_the_one_after_asks(
         result = await outputs(pilot)
         assert [result[n].status for n in ("first", "second", "third")] == ["success"] * 3
         assert app.bridge.grant_states() == []  # used up
+        granted = [e for e in run_screen(app).model.entries if e.kind == "approval" and e.status == "granted"]
+        assert len(granted) == 1 and granted[0].summary.startswith("grant g-")
     lines = [entry.event for entry in read_journal(list_runs(root)[-1].path).entries]
     by = [(event.decision, event.decided_by) for event in lines if isinstance(event, ApprovalResolved)]
     assert by == [("approve_always", "human"), ("approve_always", "grant"), ("approve", "human")]
@@ -164,3 +166,14 @@ async def test_the_grant_chooser_fits_80x24_with_every_choice_readable(tmp_path:
         await pilot.press("escape")
         await pilot.press("d", *"no", "enter")
         await outputs(pilot)
+
+
+async def test_the_timeline_says_the_mode_decided_a_call_nobody_was_asked_about(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = _app(root, "graphs/write_note.py", mode="auto-edit")
+    async with app.run_test(size=SIZE) as pilot:
+        result = await outputs(pilot)
+        assert result["write"].status == "success" and app.desk.open is None
+        rows = [e for e in run_screen(app).model.entries if e.kind == "approval"]
+        assert [(row.title, row.status) for row in rows] == [("write_text", "approved (mode)")]
+        assert rows[0].summary.startswith("auto-edit mode:")
