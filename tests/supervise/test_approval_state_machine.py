@@ -201,9 +201,9 @@ class ApprovalMachine(RuleBasedStateMachine):
         wire = {**request.result.to_wire(), "content": content}
         if other_call:
             wire["callId"] = "someone-else"  # refused: no redaction may answer another call
-        elif self.approver.resolve(request.request_id, ReviewDecision(action="redact", result=wire)):
+        answered = self.approver.resolve(request.request_id, ReviewDecision(action="redact", result=wire))
+        if answered and not other_call:
             self.redactions.setdefault(request.result.call_id, content)
-        self.approver.resolve(request.request_id, ReviewDecision(action="redact", result=wire))
         self.settle()
 
     @rule(index=st.integers(0, 9), pass_too=st.booleans())
