@@ -56,7 +56,8 @@ def short_run_id(run_id: str) -> str:
     return tail if head.startswith("run-") and len(tail) == 8 else run_id[:8]
 
 
-_ALWAYS_BUILT = frozenset({"approval_requested", "approval_resolved"})
+_ALWAYS_BUILT = frozenset({"approval_requested", "approval_resolved", "review_requested", "review_resolved"})
+"""Decision events are built even with no subscriber: the gate hands them to its decision recorder."""
 """Event kinds built even with no subscriber: the approval gate hands them to its decision recorder."""
 
 Subscriber = Callable[[ExecutionEvent], object]

@@ -2,7 +2,7 @@
 
 E-11 decision for the journal: tool output is data and reaches the graph and the model unchanged, but
 the journal is a record kept on disk, so it redacts output like everything else and flags each line it
-changed with ``"redacted": true``.
+changed with ``"secretsRedacted": true``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from ditto_tui.sanitize import REDACTED
 from ditto_tui.session import build_runtime
 from ditto_tui.supervise import StaticApprover, read_journal
 from ditto_tui.supervise.journal import LineEncoder
+from ditto_tui.supervise.journal._lines import REDACTED_KEY
 from tests.journal.journal_fixtures import journals, make_workspace
 from tests.properties import examples
 
@@ -120,7 +121,7 @@ def test_e01_e02_e03_credential_markers_are_redacted_wherever_they_sit(
 ) -> None:
     line = LineEncoder().encode(_custom({"nested": [{"text": value}], value: 1}))
     record = json.loads(line)
-    assert record["redacted"] is True and REDACTED in record["data"]["nested"][0]["text"]
+    assert record[REDACTED_KEY] is True and REDACTED in record["data"]["nested"][0]["text"]
     assert kept in record["data"]["nested"][0]["text"]
     assert hidden not in line
 
@@ -199,7 +200,7 @@ def test_a_one_character_key_leaves_the_journal_readable(
 def test_a_short_secret_is_redacted_only_as_a_whole_value() -> None:
     line = LineEncoder(("k", "hunter2")).encode(_custom({"k": "kind of k", "key": "k", "pw": "hunter2"}))
     record = json.loads(line)
-    assert record["kind"] == "custom" and record["redacted"] is True
+    assert record["kind"] == "custom" and record[REDACTED_KEY] is True
     assert record["data"] == {"k": "kind of k", "key": REDACTED, "pw": REDACTED}
 
 
@@ -265,7 +266,7 @@ def test_any_secrets_and_any_event_give_a_readable_line_without_the_long_secrets
     # A secret that is part of what a line must say (its field names, kind, run id, the marker) cannot be
     # both kept and hidden; the property is about every other secret.
     fixed = " ".join(
-        [*event.__dict__, event.kind, event.run_id, str(event.seq), REDACTED, "redacted", "true"]
+        [*event.__dict__, event.kind, event.run_id, str(event.seq), REDACTED, REDACTED_KEY, "true"]
     )
     assume(not any(secret in fixed for secret in long))
     line = LineEncoder(tuple(secrets)).encode(event)

@@ -344,11 +344,6 @@ async def test_the_journal_keeps_the_request_and_both_versions_of_a_redaction(tm
     assert kinds.index("review_requested") < kinds.index("review_resolved")
 
 
-@pytest.mark.xfail(
-    reason="read_journal pops the line's 'redacted' key as the secret-redaction marker "
-    "(journal/_read.py _entry), which is also ReviewResolved's field for the redacted result",
-    strict=True,
-)
 async def test_the_journal_reads_back_both_versions_of_a_redaction(tmp_path: Path) -> None:
     path = await _journaled_redaction(tmp_path)
     events = read_journal(path).events
@@ -379,11 +374,6 @@ async def test_a_review_that_cannot_be_recorded_is_not_asked(tmp_path: Path) -> 
     assert seen == []  # nobody is asked to review what could not be recorded
 
 
-@pytest.mark.xfail(
-    reason="the runtime builds only approval events when nothing subscribes (runtime/client.py "
-    "_ALWAYS_BUILT), so the gate gets no ReviewResolved to record and lets the result through",
-    strict=True,
-)
 async def test_an_unheard_review_is_still_on_the_record_before_the_result_goes_on(tmp_path: Path) -> None:
     inbox = Inbox()
     answering(inbox, lambda _r: ReviewDecision(action="pass"))

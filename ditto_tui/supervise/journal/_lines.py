@@ -16,7 +16,10 @@ HEADER_KIND = "journal"
 """The ``kind`` of a journal's first line: what the run ran under (policy, tools, approver)."""
 
 LINKS_KEY = "links"
-REDACTED_KEY = "redacted"
+REDACTED_KEY = "secretsRedacted"
+"""Marks a line whose values had a secret replaced (``true``); camelCase, so no event field shares it."""
+OLD_REDACTED_KEY = "redacted"
+"""The marker's name in journals written before; read only where its value is literally ``true``."""
 IDENTITY_FIELDS = ("kind", "run_id", "seq", "format", "version")
 """What a line is (the event's kind, run and place; the header's format): never redacted, so a secret that
 happens to equal or sit inside one cannot make a line unreadable."""

@@ -22,7 +22,7 @@ from ditto_tui.runtime.events import (
     RunFinished,
     RunStarted,
 )
-from ditto_tui.supervise.journal._lines import HEADER_KIND, LINKS_KEY, REDACTED_KEY
+from ditto_tui.supervise.journal._lines import HEADER_KIND, LINKS_KEY, OLD_REDACTED_KEY, REDACTED_KEY
 from ditto_tui.supervise.journal._writer import CLIENT_REQUEST, JournalError
 
 MAX_JOURNAL_BYTES = 1 << 30
@@ -150,6 +150,8 @@ _EVENTS: pydantic.TypeAdapter[AnyEvent] = pydantic.TypeAdapter(AnyEvent)
 def _entry(record: dict[str, Any], line: int) -> JournalEntry | None:
     links = record.pop(LINKS_KEY, None)
     redacted = record.pop(REDACTED_KEY, False) is True
+    if record.get(OLD_REDACTED_KEY) is True:  # an older journal's marker (no event field is ever True there)
+        redacted = bool(record.pop(OLD_REDACTED_KEY))
     if str(record.get("kind")) not in EVENT_TYPES:
         return None
     try:
