@@ -266,7 +266,8 @@ def _field(text: Text, label: str, value: str) -> None:
 
 
 def _cells(row: ToolRow | McpToolRow) -> tuple[Text, Text, Text, Text, Text]:
-    permitted = Text(_PERMITTED, style="green") if row.permitted else Text(_DENIED, style="red")
+    # The table keeps the sandbox column short (the detail pane says it in full and why).
+    permitted = Text("✓ yes", style="green") if row.permitted else Text("✗ no", style="red")
     review = _review_cell(row)
     if isinstance(row, ToolRow):
         name = render_untrusted(row.definition.name, newlines="visible")
