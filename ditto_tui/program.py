@@ -25,7 +25,9 @@ class Program:
     """A runnable graph file: its plan (graph or loop), initial input, and the tools and sink it brings.
 
     ``provider`` is the model an agent loop uses unless ``ditto.yaml`` ``infer:`` names one; ``workers``
-    are extra workers the plan needs beside INTERACTION, INFER and CONTEXT.
+    are extra workers the plan needs beside INTERACTION, INFER and CONTEXT. ``reviews`` names tools
+    (``name`` or ``SERVER:TOOL``) whose results a person reviews in the program's session, beside the
+    rules that say ``review: results``: a graph can only ask for more review, never for less.
     """
 
     name: str
@@ -36,6 +38,7 @@ class Program:
     output: OutputSink | None = None
     provider: ModelProvider | None = None
     workers: Sequence[WorkerDefinition] = field(default_factory=tuple)
+    reviews: Sequence[str] = field(default_factory=tuple)
 
 
 ProgramFactory = Callable[[RuntimeConfig, Path], Program]

@@ -66,6 +66,8 @@ def build_runtime(
     gate = ApprovalGate.from_config(config.approval, inbox if inbox is not None else approver)
     gate.grants = GrantStore(workspace)
     gate.mode = ModeSwitch(mode)
+    for tool in program.reviews:  # the program asks for its results to be reviewed (only ever more review)
+        gate.reviews.add(tool)
     tools = ToolRegistry(program.tools)
     run_journal = None
     if journal:
