@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, get_args
 
 from ditto_tui.errors import ValidationError
+from ditto_tui.json_text import parse_json_text
 
 BreakpointAction = Literal["continue", "edit", "skip", "abort"]
 """What a person answers at a breakpoint: run the node, run it on an edited input, give its output
@@ -37,12 +38,7 @@ def check_json(value: Any, what: str) -> Any:
 
 def parse_json_edit(text: str) -> Any:
     """An edited input typed as JSON text (what a JSON editor hands over); raises saying where it is wrong."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(
-            f"the edited input is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
+    return parse_json_text(text, "the edited input")
 
 
 @dataclass(frozen=True, kw_only=True)

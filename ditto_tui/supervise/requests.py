@@ -150,20 +150,24 @@ class ReviewRequest:
     """What is asked: whether a call's result may go on (an inbox request kind)."""
 
 
+def _as_result(value: object) -> ExternalResult:
+    """``value`` (an ``ExternalResult`` or its JSON) as an ``ExternalResult``; ValidationError says why."""
+    if isinstance(value, ExternalResult):
+        return value
+    if not isinstance(value, Mapping):
+        raise ValidationError("the redacted result must be a JSON object (an ExternalResult)")
+    try:
+        return ExternalResult.model_validate(dict(value))
+    except pydantic.ValidationError as exc:
+        raise ValidationError(
+            f"the redacted result is not a valid result: {validation_summary(exc)}"
+        ) from None
+
+
 def redacted_result(value: ExternalResult | Mapping[str, Any], original: ExternalResult) -> ExternalResult:
     """``value`` as the result that replaces ``original``: a valid ``ExternalResult`` of the same call
     and source. Raises :class:`ValidationError` saying why it is refused."""
-    if isinstance(value, ExternalResult):
-        result = value
-    elif isinstance(value, Mapping):
-        try:
-            result = ExternalResult.model_validate(dict(value))
-        except pydantic.ValidationError as exc:
-            raise ValidationError(
-                f"the redacted result is not a valid result: {validation_summary(exc)}"
-            ) from None
-    else:
-        raise ValidationError("the redacted result must be a JSON object (an ExternalResult)")
+    result = _as_result(value)
     if result.call_id != original.call_id or result.source != original.source:
         raise ValidationError(
             f"the redacted result must answer the same call: callId {original.call_id!r}, "
@@ -189,17 +193,9 @@ class ReviewDecision:
             if self.result is not None:
                 raise ValidationError("only a redaction carries a result")
             return
-        if isinstance(self.result, ExternalResult):
-            return
-        if not isinstance(self.result, Mapping):
+        if self.result is None:
             raise ValidationError("a redaction needs the edited result (an ExternalResult)")
-        try:
-            checked = ExternalResult.model_validate(dict(self.result))
-        except pydantic.ValidationError as exc:
-            raise ValidationError(
-                f"the redacted result is not a valid result: {validation_summary(exc)}"
-            ) from None
-        object.__setattr__(self, "result", checked)
+        object.__setattr__(self, "result", _as_result(self.result))
 
     @property
     def approves(self) -> bool:

@@ -7,7 +7,6 @@ with :func:`untrusted_json`, its control characters made visible, and handed to 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal
 
@@ -18,6 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Input, Static, TextArea
 
 from ditto_tui.errors import ValidationError
+from ditto_tui.json_text import parse_json_text
 from ditto_tui.runtime.breakpoints import STEP, BreakpointDecision, BreakpointRequest
 from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import editable_json, untrusted_json
@@ -36,18 +36,6 @@ _HINTS: Mapping[Mode, str] = {
     "skipping": "The node will not run: k skips it with this output, Escape goes back.",
     "abort": "Enter aborts the whole run (the reason is optional). Escape goes back.",
 }
-
-
-def parse_json(text: str, what: str) -> Any:
-    """``text`` read as JSON; raises :class:`ValidationError` saying where it is wrong."""
-    if not text.strip():
-        raise ValidationError(f"write {what} as JSON first (null for nothing)")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(
-            f"{what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
 
 
 class BreakpointModal(DecisionModal[BreakpointDecision]):
@@ -260,7 +248,7 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
     def action_check_input(self) -> None:
         """Check the edited input; when it is valid JSON (and the core takes it), offer to run on it."""
         try:
-            value = parse_json(self.editor.text, "the edited input")
+            value = parse_json_text(self.editor.text, "the edited input")
             BreakpointDecision(action="edit", input=value)
             if self.check is not None and isinstance(value, Mapping):
                 self.check(value)
@@ -275,7 +263,7 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
         """Check the output written; when it is valid JSON, offer to skip the node with it."""
         text = self.editor.text
         try:
-            value = parse_json(text, "the output")
+            value = parse_json_text(text, "the output")
             BreakpointDecision(action="skip", output=value)
         except ValidationError as exc:
             self._show_problem(exc.message)
@@ -304,4 +292,4 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
         self.body.focus()
 
 
-__all__ = ["BreakpointModal", "parse_json"]
+__all__ = ["BreakpointModal"]

@@ -9,7 +9,6 @@ before it can be accepted.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -22,6 +21,7 @@ from textual.widgets import Footer, Input, Static, TextArea
 
 from ditto_tui.contracts import ExternalResult
 from ditto_tui.errors import ValidationError
+from ditto_tui.json_text import parse_json_text
 from ditto_tui.supervise.requests import ReviewDecision, ReviewRequest
 from ditto_tui.supervise.review import Span, labels_of, result_text, suspicious_spans
 from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
@@ -100,14 +100,7 @@ def spans_list(text: str, spans: Sequence[Span]) -> Text:
 
 def parse_result(text: str) -> dict[str, Any]:
     """The editor's text as a JSON object; raises :class:`ValidationError` saying where it is wrong."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(
-            f"the redacted result is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
-    if not isinstance(value, dict):
-        raise ValidationError("the redacted result must be a JSON object (an ExternalResult)")
+    value: dict[str, Any] = parse_json_text(text, "the redacted result", require_object=True)
     return value
 
 

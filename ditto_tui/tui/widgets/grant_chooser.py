@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, RadioButton, RadioSet, Static
 
 from ditto_tui.errors import ValidationError
+from ditto_tui.json_text import parse_json_text
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
 from ditto_tui.supervise.grants import Grant, GrantLifetime, GrantScope, recorded_matches, suggest_match
 from ditto_tui.supervise.lint import RecordedCall
@@ -155,12 +156,7 @@ class GrantChooser(Vertical):
 
     def _match(self) -> dict[str, Any]:
         text = self.query_one("#grant-rule", Input).value
-        try:
-            match = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"the rule is not valid JSON: {exc.msg} (column {exc.colno})") from None
-        if not isinstance(match, dict):
-            raise ValidationError('the rule must be a JSON object such as {"args": {"path": "notes/**"}}')
+        match: dict[str, Any] = parse_json_text(text, "the rule", require_object=True)
         return match
 
     def preview(self) -> Grant:

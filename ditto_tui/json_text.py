@@ -1,0 +1,31 @@
+"""JSON typed by a person (an edited input, a skip's output, a redacted result, a grant's rule): parsed
+once, with one way of saying where it is wrong."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ditto_tui.errors import ValidationError
+
+
+def parse_json_text(text: str, what: str, *, require_object: bool = False) -> Any:
+    """``text`` as JSON, or :class:`ValidationError` naming ``what`` and where it is wrong: ``the edited
+    input is not valid JSON: Expecting value (line 1, column 1)``. Empty text is refused (``null`` is the
+    JSON for nothing); ``require_object`` refuses anything but a JSON object."""
+    if not text.strip():
+        raise ValidationError(f"write {what} as JSON first (null for nothing)")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(
+            f"{what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except RecursionError:
+        raise ValidationError(f"{what} is nested too deeply") from None
+    if require_object and not isinstance(value, dict):
+        raise ValidationError(f"{what} must be a JSON object")
+    return value
+
+
+__all__ = ["parse_json_text"]
