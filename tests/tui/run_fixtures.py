@@ -54,7 +54,7 @@ def app_for(root: Path, graph_file: str, settings: RuntimeConfig | None = None) 
     return DittoApp(RunSpec(config=settings, workspace=root, program=program))
 
 
-async def wait_until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 10.0) -> None:
+async def wait_until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 20.0) -> None:
     """Let the app run until ``condition()`` holds (fails the test after ``timeout`` seconds)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
