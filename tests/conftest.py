@@ -56,28 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "property: a Hypothesis property (make fuzz runs these only)")
 
 
-HEAVY_FIRST = (
-    "tests/tui/test_agent_loop_tui.py",
-    "tests/conformance/",
-    "tests/tui/test_breakpoints_tui.py",
-    "tests/tui/",
-    "tests/journal/test_journal_kill.py",
-    "tests/test_cli_sign_in.py",
-)
-"""Where the slowest files are, slowest first. ``make test`` hands whole files to two workers in the order
-they are collected; starting with the long ones leaves the short ones to even out the end, instead of one
-worker running a long file alone while the other waits."""
-
-
-def _weight(item: pytest.Item) -> int:
-    path = item.nodeid.split("::", 1)[0]
-    return next(
-        (rank for rank, prefix in enumerate(HEAVY_FIRST) if path.startswith(prefix)), len(HEAVY_FIRST)
-    )
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if isinstance(item, pytest.Function) and is_hypothesis_test(item.obj):
             item.add_marker(pytest.mark.property)
-    items.sort(key=_weight)  # stable: each file keeps its order, and its tests stay together
