@@ -211,7 +211,7 @@ def test_a_new_project_in_tmux_runs_the_typed_task_on_a_streaming_model(
         _poll(lambda: "1 approved" in terminal.screen(), "the outcome panel's counts", timeout=30)
         assert " finished " in terminal.screen()
         # The transcript shares its rows with the graph: a phrase that fits on one row of it.
-        assert "I wrote NOTES.md" in terminal.screen(), "the answer streamed into the transcript"
+        _poll(lambda: "I wrote NOTES.md" in terminal.screen(), "the answer streamed into the transcript")
         request = model.received[0].json
         assert (
             request["stream"] is True
