@@ -130,14 +130,16 @@ def escape_controls(text: str) -> str:
 _TRACEBACK_HEADER = "Traceback (most recent call last):"
 # A JavaScript frame's location is one token ending in :line:column after a name-like character (so a
 # clock time, "at 10:30:00", is not one). Text glued on after the column ("y.js:1:2File") does not hide the
-# location. Anchored on "at " or a token start, each pattern scans at most 512 characters from there.
-_JS_LOCATION = r"[^()\s]{0,512}(?<=[A-Za-z_$/\\>]):\d+:\d+(?!\d)"
+# location, and neither does punctuation glued on before it ("at )@https://x/y.js:1:2"). Anchored on "at "
+# or on the start of a name, each pattern scans at most 512 characters from there.
+_JS_END = r"(?<=[A-Za-z_$/\\>]):\d+:\d+(?!\d)"
+_JS_LOCATION = rf"[^()\s]{{0,512}}{_JS_END}"
 _FRAME_PATTERN = re.compile(
     r'File "[^"]{0,512}", line \d+'  # Python
-    r"|\bat +(?:async +)?(?:new +)?[^\s()]{1,256}(?: \[as [^\]\s]{1,256}\])?"  # V8: at f (where)
+    r"|\bat +(?:async +)?(?:new +)?[^\s()]{1,512}(?: \[as [^\]\s]{1,256}\])?"  # V8: at f (where)
     rf" \((?:{_JS_LOCATION}|native|<anonymous>|index \d+)\)"
-    rf"|\bat +(?:async +)?{_JS_LOCATION}"  # V8: at where
-    rf"|(?<![^\s(])[\w$.<>/*]{{0,256}}@{_JS_LOCATION}"  # SpiderMonkey, JavaScriptCore: f@where
+    rf"|\bat +(?:async +)?\S{{0,512}}{_JS_END}"  # V8: at where
+    rf"|(?<![\w$.<>/*])[\w$.<>/*]{{0,256}}@{_JS_LOCATION}"  # SpiderMonkey, JavaScriptCore: f@where
 )
 
 # --- credentials (E-01 .. E-03) ------------------------------------------------------------------------

@@ -175,6 +175,9 @@ JS_FRAMES = [
     "@debugger:1:1",
     '    at @https://x.example/y.js:1:2File "',
     "failed at src/app.js:12:7then more",
+    "    at )@https://x.example/y.js:1:2",
+    "failed at (src/app.js:12:7",
+    "failed at " + "Z" * 300 + " (src/app.js:12:7)",
 ]
 
 

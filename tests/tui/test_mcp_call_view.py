@@ -91,9 +91,10 @@ async def test_a_resource_link_in_a_result_opens_the_resource(source: McpSource)
     async with app.run_test(size=(120, 60)) as pilot:
         view = await _call(app, pilot, "get-resource-links", {"count": 2})
         await wait_until(pilot, lambda: len(view.items) == 2)
-        text = screen_text(app)
-        assert "Resource link demo://resource/dynamic/text/2  text/plain" in text
-        assert "Text Resource 2 — Resource 2: plaintext resource" in text
+        # The items exist before the screen has drawn them; wait for the drawing, then read it.
+        link = "Resource link demo://resource/dynamic/text/2  text/plain"
+        await wait_until(pilot, lambda: link in screen_text(app))
+        assert "Text Resource 2 — Resource 2: plaintext resource" in screen_text(app)
         items = app.screen.query_one("#mcp-call-items", OptionList)
         items.focus()
         items.highlighted = 1
