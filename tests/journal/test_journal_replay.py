@@ -21,6 +21,7 @@ from ditto_tui.tui.replay import ReplayApp
 from ditto_tui.tui.run_state import RunModel
 from ditto_tui.tui.screens.replay import ReplayScreen
 from ditto_tui.tui.screens.run import RunScreen
+from ditto_tui.tui.widgets.timeline import RESIZE_SECONDS, Timeline
 from tests.journal.journal_fixtures import (
     DATA,
     NOTE_CONFIG,
@@ -169,6 +170,11 @@ def test_snapshot_replay_stepped_back_to_the_decision(snap_compare: Any) -> None
         assert isinstance(screen, ReplayScreen)
         await screen.action_step(decision + 1 - len(journal.events))
         assert screen.position == decision + 1
+        # The timeline takes its new length at most every RESIZE_SECONDS: let it, so the scroll bar
+        # is drawn for the rows shown however quickly the step followed the opening.
+        await pilot.pause(RESIZE_SECONDS * 2)
+        timeline = screen.query_one(Timeline)
+        assert timeline.vertical_scrollbar.position == timeline.scroll_y == timeline.max_scroll_y
 
     assert snap_compare(ReplayApp(journal), terminal_size=SIZE, run_before=step_back)
 
