@@ -24,6 +24,12 @@ NOTE = ".ditto/notes/hello.md"
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
+# The environment the tmux server (and so the app) starts with: this process's, given explicitly. Left
+# to inherit, a child gets the C-level environment, where an imported readline has put COLUMNS=80 and
+# LINES=24, and the app then draws 80×24 in the 120×36 window.
+_TERMINAL_ENV = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
+
+
 class Terminal:
     """One tmux server of our own (its own socket) running one 120×36 session."""
 
@@ -38,6 +44,7 @@ class Terminal:
             text=True,
             timeout=10,
             check=False,
+            env=_TERMINAL_ENV,
         )
 
     def start(self, command: list[str], cwd: Path) -> None:
@@ -196,6 +203,7 @@ def test_a_new_project_in_tmux_runs_the_typed_task_on_a_streaming_model(
         (project / "ditto.yaml").write_text(config, encoding="utf-8")
         terminal.start([*env, sys.executable, "-m", "ditto_tui"], project)
         _poll(lambda: "Task for the agent" in terminal.screen(), "the prompt box")
+        assert max(map(len, terminal.screen().splitlines())) == 120, "the app draws the whole window"
         terminal.tmux("send-keys", "-t", terminal.session, "-l", "Write a note about the README")
         terminal.press("Enter")
         _poll(lambda: "a Approve once" in terminal.screen(), "the approval view")
