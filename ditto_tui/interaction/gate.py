@@ -16,7 +16,13 @@ if TYPE_CHECKING:
 
 
 class CallGate(Protocol):
-    """Decides, before execution, whether a tool or MCP call may run (see ``ditto_tui.supervise``)."""
+    """Decides, before execution, whether a tool or MCP call may run (see ``ditto_tui.supervise``).
+
+    The gate wraps execution: the INTERACTION worker hands a call of a guarded registry to the gate, and
+    the gate checks it with the registry (``prepare``, ``refusal``), decides, and executes it through the
+    registry (``execute``, ``invoke_unguarded``) at most once. A guarded registry called directly hands
+    the call to its gate the same way, and refuses to execute a call needing approval without one.
+    """
 
     async def call_tool(
         self, registry: ToolRegistry, call: ToolCall | Mapping[str, Any], context: WorkerContext
@@ -33,5 +39,5 @@ class CallGate(Protocol):
         signal: CancelSignal | None,
         context: WorkerContext | None,
     ) -> ExternalResult:
-        """Decide and invoke one MCP tool call."""
+        """Check (``registry.refusal``), decide and invoke one MCP tool call."""
         ...

@@ -190,6 +190,11 @@ class ToolRegistry:
             raise ValidationError("this tool registry is already guarded by another approval gate")
         self._gate = gate
 
+    @property
+    def gate(self) -> CallGate | None:
+        """The approval gate every call goes through, once :meth:`guard` set one."""
+        return self._gate
+
     def get(self, name: str) -> RegisteredTool | None:
         """The tool registered under ``name``, if any."""
         entry = self._tools.get(name)

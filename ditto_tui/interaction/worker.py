@@ -67,6 +67,10 @@ def create_tool_handler(registry: ToolRegistry) -> NodeHandler:
         raise ValidationError("create_tool_handler needs a ToolRegistry")
 
     async def handle_tool(input: Any, context: WorkerContext) -> ExternalResult:
+        # The gate wraps the call (prepare, decide, execute); the registry alone checks and executes.
+        gate = registry.gate
+        if gate is not None:
+            return await gate.call_tool(registry, _tool_call(input), context)
         return await registry.call(_tool_call(input), context)
 
     return handle_tool

@@ -291,7 +291,11 @@ class ApprovalGate:
         signal: CancelSignal | None,
         context: WorkerContext | None,
     ) -> ExternalResult:
-        """Decide on one MCP call, then invoke it at most once."""
+        """Check one MCP call as the registry would (sandbox, definition drift, support), decide on it,
+        then invoke it at most once."""
+        refused = await registry.refusal(server, call, sandbox)
+        if refused is not None:
+            return refused
         capability = registry.known_capability(server, call.name)
         label = f"{server}:{call.name}"
         description = capability.description if capability else None

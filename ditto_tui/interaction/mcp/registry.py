@@ -198,6 +198,11 @@ class McpRegistry:
             raise ValidationError("this MCP registry is already guarded by another approval gate")
         self._gate = gate
 
+    @property
+    def gate(self) -> CallGate | None:
+        """The approval gate every invocation goes through, once :meth:`guard` set one."""
+        return self._gate
+
     def register(
         self,
         server: str,
@@ -430,7 +435,7 @@ class McpRegistry:
         if isinstance(request, McpDiscoverInput):
             found = await self.discover(request.server, sandbox, signal, context=context)
             return McpDiscovery(capabilities=tuple(found))
-        result = await self.invoke(request.server, request.call, sandbox, signal, context=context)
+        result = await self._invoke(request.server, request.call, sandbox, signal, context)
         # An ExternalResult instance is taken as it is (not validated again), quicker than model_construct.
         return McpInvocation(result=result)
 
@@ -499,12 +504,24 @@ class McpRegistry:
     ) -> ExternalResult:
         """Call one tool on ``server``; ``source`` is ``server:tool`` and ``call_id`` is preserved."""
         parsed = call if isinstance(call, ToolCall) else _parse_call(call)
-        refused = await self._refusal(server, parsed, sandbox)
+        return await self._invoke(server, parsed, sandbox, signal, context)
+
+    async def _invoke(
+        self,
+        server: str,
+        call: ToolCall,
+        sandbox: Sandbox,
+        signal: CancelSignal | None,
+        context: WorkerContext | None,
+    ) -> ExternalResult:
+        # A guarded registry hands the call to its gate, which checks it (:meth:`refusal`), decides, and
+        # only then comes back through invoke_unguarded: the gate wraps the call, it is not called back.
+        if self._gate is not None:
+            return await self._gate.invoke_mcp(self, server, call, sandbox, signal, context)
+        refused = await self.refusal(server, call, sandbox)
         if refused is not None:
             return refused
-        if self._gate is not None:
-            return await self._gate.invoke_mcp(self, server, parsed, sandbox, signal, context)
-        return await self._call(server, parsed, signal, context)
+        return await self._call(server, call, signal, context)
 
     async def invoke_unguarded(
         self,
@@ -523,19 +540,19 @@ class McpRegistry:
         first, and a definition that moved meanwhile is refused (``MCP_TOOL_CHANGED``): the person
         approved the tool they were shown, not its replacement.
         """
-        refused = await self._refusal(server, call, sandbox, decided_on)
+        refused = await self.refusal(server, call, sandbox, decided_on)
         if refused is not None:
             return refused
         return await self._call(server, call, signal, context)
 
-    async def _refusal(
+    async def refusal(
         self, server: str, call: ToolCall, sandbox: Sandbox, decided_on: McpCapability | None = None
     ) -> ExternalResult | None:
         """Why ``call`` may not go to ``server`` now, as its result; ``None`` when it may.
 
-        Checked before a decision is asked and again before the call runs: the sandbox grant, a relisting
-        in progress (waited for), a definition that changed (or moved from ``decided_on``), and a tool
-        this client cannot call.
+        Checked before a decision is asked (by the gate, when there is one) and again before the call
+        runs: the sandbox grant, a relisting in progress (waited for), a definition that changed (or moved
+        from ``decided_on``), and a tool this client cannot call.
         """
         sandbox.check_mcp(server)
         self._client(server)
