@@ -565,6 +565,24 @@ async def test_permission_is_checked_before_the_gate_asks(tmp_path: Path) -> Non
     assert approver.requests == []
 
 
+async def test_an_mcp_call_the_sandbox_refuses_is_never_put_to_the_person(tmp_path: Path) -> None:
+    """The gate wraps a guarded MCP call: it checks the call with the registry before anyone is asked,
+    from the worker and from a direct ``registry.invoke`` alike."""
+    approver = Scripted(approve, approve)
+    gate = ApprovalGate(approver=approver)
+    mcp = McpRegistry()
+    mcp.register("srv", _EchoServer())
+    runtime = create_ditto(
+        sandbox={"mcp": []}, workspace=tmp_path, workers=[create_interaction_worker(mcp=mcp, approval=gate)]
+    )
+    call = {"id": "m", "name": "echo", "arguments": {}}
+    with pytest.raises(PermissionDeniedError):
+        await runtime.invoke("INTERACTION.ACT.MCP", {"operation": "invoke", "server": "srv", "call": call})
+    with pytest.raises(PermissionDeniedError):
+        await mcp.invoke("srv", call, runtime.services.sandbox)
+    assert approver.requests == [] and gate.pending() == []
+
+
 @pytest.mark.parametrize("answer", ["approve", True, None, {"kind": "approve"}, ApprovalDecision])
 async def test_r10_only_an_explicit_decision_approves(tmp_path: Path, answer: Any) -> None:
     recorder = Recorder()
