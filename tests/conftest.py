@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, is_hypothesis_test, settings
@@ -32,7 +33,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 @pytest.fixture(scope="session", autouse=True)
 def ditto_session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A private ``DITTO_TUI_HOME`` for everything the session runs outside a test (shared fixtures)."""
+    """A private ``DITTO_TUI_HOME`` for everything the session runs outside a test (shared fixtures).
+
+    The real config and state directories are checked at the end: one the suite created means some
+    test, or a process it started, wrote to the user's home, and the session fails saying which.
+    """
+    real = _real_dirs()
+    absent = [path for path in real if not path.exists()]
     home = str(tmp_path_factory.mktemp("ditto-session-home"))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DITTO_TUI_HOME", home)
@@ -40,6 +47,16 @@ def ditto_session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
         for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
             patch.delenv(name, raising=False)
         yield home
+    created = [str(path) for path in absent if path.exists()]
+    assert not created, f"the suite wrote to the real home directory: {created}"
+
+
+def _real_dirs() -> list[Path]:
+    """The user's own ditto-tui config and state directories, as they are without DITTO_TUI_HOME."""
+    from ditto_tui.home import HOME_VARIABLE, config_dir, state_dir
+
+    env = {name: value for name, value in os.environ.items() if name != HOME_VARIABLE}
+    return [config_dir(env), state_dir(env)]
 
 
 @pytest.fixture(autouse=True)

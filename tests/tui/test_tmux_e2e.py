@@ -24,10 +24,12 @@ NOTE = ".ditto/notes/hello.md"
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
-# The environment the tmux server (and so the app) starts with: this process's, given explicitly. Left
-# to inherit, a child gets the C-level environment, where an imported readline has put COLUMNS=80 and
-# LINES=24, and the app then draws 80×24 in the 120×36 window.
-_TERMINAL_ENV = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
+def _terminal_env() -> dict[str, str]:
+    """The environment the tmux server (and so the app) starts with: this test's, as it is now (with the
+    test's DITTO_TUI_HOME), given explicitly. Left to inherit, a child gets the C-level environment, where
+    an imported readline has put COLUMNS=80 and LINES=24, and the app then draws 80×24 in the 120×36
+    window."""
+    return {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
 
 
 class Terminal:
@@ -44,7 +46,7 @@ class Terminal:
             text=True,
             timeout=10,
             check=False,
-            env=_TERMINAL_ENV,
+            env=_terminal_env(),
         )
 
     def start(self, command: list[str], cwd: Path) -> None:
