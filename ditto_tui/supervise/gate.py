@@ -164,9 +164,9 @@ class ApprovalGate:
         self.grants = grants or GrantStore()
         self.mode = mode or ModeSwitch()
         self.reviews = ReviewToggles()
-        self.written: dict[str, Grant | None] = {}
+        self._written: dict[str, asyncio.Future[Grant | None]] = {}
         """The grant each ``approve_always`` request wrote, by request id (None: it could not be written),
-        until the screen that asked takes it with :meth:`take_written`."""
+        until the screen that asked takes it with :meth:`written_grant`."""
         self._ids = itertools.count(1)
         self._session = uuid.uuid4().hex[:8]
 
@@ -195,11 +195,25 @@ class ApprovalGate:
         """Withdraw every grant of ``tool``: its next call asks again. False if it had none."""
         return self.grants.revoke_tool(tool)
 
-    def take_written(self, request_id: str) -> tuple[bool, Grant | None]:
-        """Whether the grant of ``request_id``'s "approve always" is written yet, and the grant."""
-        if request_id not in self.written:
-            return False, None
-        return True, self.written.pop(request_id)
+    async def written_grant(self, request_id: str, timeout: float) -> Grant | None:
+        """The grant ``request_id``'s "approve always" wrote, once it is written (the decision goes on the
+        record first); None when it could not be written, or is not within ``timeout`` seconds."""
+        future = self._written_future(request_id)
+        try:
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            return None
+        finally:
+            self._written.pop(request_id, None)
+
+    def _written_future(self, request_id: str) -> asyncio.Future[Grant | None]:
+        future = self._written.get(request_id)
+        if future is None:
+            future = self._written[request_id] = asyncio.get_running_loop().create_future()
+            while len(self._written) > _WRITTEN_KEPT:  # nobody asked for the oldest (a library approver)
+                self._written.pop(next(iter(self._written)))
+        return future
 
     def covered(self, grant: Grant) -> list[ApprovalRequest]:
         """The pending tool calls ``grant`` would approve, oldest first: none once it has ended, as many as
@@ -589,12 +603,14 @@ class ApprovalGate:
             if run
             else f"request {request.request_id}"
         )
+        grant: Grant | None
         try:
-            self.written[request.request_id] = self._write_grant(subject, decision, canonical, run, origin)
+            grant = self._write_grant(subject, decision, canonical, run, origin)
         except ValidationError:
-            self.written[request.request_id] = None  # the approval of this one call stands alone
-        while len(self.written) > _WRITTEN_KEPT:  # nobody took the oldest (a library or headless approver)
-            self.written.pop(next(iter(self.written)))
+            grant = None  # the approval of this one call stands alone
+        written = self._written_future(request.request_id)
+        if not written.done():
+            written.set_result(grant)
 
     def _write_grant(
         self, subject: _Subject, decision: ApprovalDecision, canonical: str, run: str | None, origin: str

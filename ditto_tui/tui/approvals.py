@@ -7,7 +7,6 @@ While none is open, the desk tells the app how many wait (the pending badge on e
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -22,8 +21,8 @@ from ditto_tui.tui.screens.approval import ApprovalModal
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.widgets.inline import visible as one_line_text
 
-_GRANT_WAITS = 60
-"""Frames the desk waits for the grant an "approve always" writes before it offers it to the queue."""
+_GRANT_WAIT_SECONDS = 2.0
+"""How long the desk waits for the grant an "approve always" writes before it offers it to the queue."""
 
 _EXPIRED = {"timeout": "no decision in time (APPROVAL_TIMEOUT)", "cancelled": "the call was cancelled"}
 
@@ -136,12 +135,7 @@ class ApprovalDesk:
         gate = self.bridge.gate
         if gate is None:
             return
-        grant = None
-        for _ in range(_GRANT_WAITS):  # the gate writes the grant once the decision is on the record
-            done, grant = gate.take_written(request.request_id)
-            if done:
-                break
-            await asyncio.sleep(FRAME_SECONDS)
+        grant = await gate.written_grant(request.request_id, _GRANT_WAIT_SECONDS)
         covered = gate.covered(grant) if grant is not None else []
         if grant is None or not covered:
             return

@@ -68,6 +68,42 @@ async def test_revoke_ends_an_always_grant_and_the_next_call_asks_again(tmp_path
     assert result.status == "success" and approver.asked == 2
 
 
+async def test_the_grant_an_approve_always_wrote_is_handed_to_whoever_asks_for_it_once(
+    tmp_path: Path,
+) -> None:
+    """The screen that asked waits for the grant the gate writes after the decision is on the record:
+    asked before the write (while deciding) or after it, it gets the grant once."""
+
+    class Waiting(Always):
+        def __init__(self, gate: ApprovalGate | None = None) -> None:
+            super().__init__()
+            self.gate = gate
+            self.ids: list[str] = []
+            self.waits: list[asyncio.Future[Any]] = []
+
+        async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+            self.ids.append(request.request_id)
+            if self.gate is not None:  # ask before the gate has written anything
+                self.waits.append(asyncio.ensure_future(self.gate.written_grant(request.request_id, 5)))
+                await asyncio.sleep(0)
+                assert not self.waits[-1].done()
+            return await super().decide(request)
+
+    approver = Waiting()
+    runtime, gate = _runtime(tmp_path, approver)
+    await runtime.invoke("INTERACTION.ACT.TOOL", _call("a"))
+    grant = await gate.written_grant(approver.ids[0], timeout=1)  # asked after the write
+    assert grant is not None and grant.tool == "note" and gate.always_approved() == ["note"]
+    assert await gate.written_grant(approver.ids[0], timeout=0.05) is None  # handed over once
+
+    early = Waiting()
+    runtime, gate = _runtime(tmp_path, early)
+    early.gate = gate
+    await runtime.invoke("INTERACTION.ACT.TOOL", _call("b"))
+    written = await early.waits[0]
+    assert written is not None and written.tool == "note" and gate.always_approved() == ["note"]
+
+
 def test_revoking_a_tool_without_a_grant_changes_nothing() -> None:
     assert ApprovalGate().revoke("anything") is False
 
