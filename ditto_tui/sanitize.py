@@ -131,7 +131,8 @@ _TRACEBACK_HEADER = "Traceback (most recent call last):"
 # A JavaScript frame's location is one token ending in :line:column after a name-like character (so a
 # clock time, "at 10:30:00", is not one). Text glued on after the column ("y.js:1:2File") does not hide the
 # location, and neither does punctuation glued on before it ("at )@https://x/y.js:1:2"). Anchored on "at "
-# or on the start of a name, each pattern scans at most 512 characters from there.
+# or on the start of a token (never inside one: text dense with "@" would start a scan at each), each
+# pattern scans at most 512 characters from there.
 _JS_END = r"(?<=[A-Za-z_$/\\>]):\d+:\d+(?!\d)"
 _JS_LOCATION = rf"[^()\s]{{0,512}}{_JS_END}"
 _FRAME_PATTERN = re.compile(
@@ -139,7 +140,7 @@ _FRAME_PATTERN = re.compile(
     r"|\bat +(?:async +)?(?:new +)?[^\s()]{1,512}(?: \[as [^\]\s]{1,256}\])?"  # V8: at f (where)
     rf" \((?:{_JS_LOCATION}|native|<anonymous>|index \d+)\)"
     rf"|\bat +(?:async +)?\S{{0,512}}{_JS_END}"  # V8: at where
-    rf"|(?<![\w$.<>/*])[\w$.<>/*]{{0,256}}@{_JS_LOCATION}"  # SpiderMonkey, JavaScriptCore: f@where
+    rf"|(?<![^\s(])[^\w\s$.<>/*@]{{0,8}}[\w$.<>/*]{{0,256}}@{_JS_LOCATION}"  # SpiderMonkey, JSC: f@where
 )
 
 # --- credentials (E-01 .. E-03) ------------------------------------------------------------------------
