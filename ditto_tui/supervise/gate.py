@@ -165,8 +165,8 @@ class ApprovalGate:
         self.mode = mode or ModeSwitch()
         self.reviews = ReviewToggles()
         self._written: dict[str, asyncio.Future[Grant | None]] = {}
-        """The grant each ``approve_always`` request wrote, by request id (None: it could not be written),
-        until the screen that asked takes it with :meth:`written_grant`."""
+        """By request id, the future of the grant an ``approve_always`` writes (its result None: it could
+        not be written), until the screen that asked takes it with :meth:`written_grant`."""
         self._ids = itertools.count(1)
         self._session = uuid.uuid4().hex[:8]
 
@@ -199,13 +199,13 @@ class ApprovalGate:
         """The grant ``request_id``'s "approve always" wrote, once it is written (the decision goes on the
         record first); None when it could not be written, or is not within ``timeout`` seconds."""
         future = self._written_future(request_id)
-        try:
-            async with asyncio.timeout(timeout):
-                return await future
-        except TimeoutError:
+        # Waited for without awaiting it directly, so a waiter that gives up never cancels the grant
+        # another is waiting for; a grant written later stays until someone takes it (or it is pruned).
+        done, _pending = await asyncio.wait({future}, timeout=timeout)
+        if not done:
             return None
-        finally:
-            self._written.pop(request_id, None)
+        self._written.pop(request_id, None)
+        return future.result()
 
     def _written_future(self, request_id: str) -> asyncio.Future[Grant | None]:
         future = self._written.get(request_id)

@@ -72,7 +72,8 @@ async def test_the_grant_an_approve_always_wrote_is_handed_to_whoever_asks_for_i
     tmp_path: Path,
 ) -> None:
     """The screen that asked waits for the grant the gate writes after the decision is on the record:
-    asked before the write (while deciding) or after it, it gets the grant once."""
+    asked before the write (while deciding) or after it, it gets the grant once; a waiter that gives up
+    first does not take it from another."""
 
     class Waiting(Always):
         def __init__(self, gate: ApprovalGate | None = None) -> None:
@@ -83,9 +84,10 @@ async def test_the_grant_an_approve_always_wrote_is_handed_to_whoever_asks_for_i
 
         async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
             self.ids.append(request.request_id)
-            if self.gate is not None:  # ask before the gate has written anything
+            if self.gate is not None:  # ask before the gate has written anything, twice
                 self.waits.append(asyncio.ensure_future(self.gate.written_grant(request.request_id, 5)))
-                await asyncio.sleep(0)
+                impatient = asyncio.ensure_future(self.gate.written_grant(request.request_id, 0.01))
+                assert await impatient is None  # gave up first, without taking it from the other
                 assert not self.waits[-1].done()
             return await super().decide(request)
 
