@@ -205,7 +205,7 @@ def test_a_new_project_in_tmux_runs_the_typed_task_on_a_streaming_model(
         (project / "ditto.yaml").write_text(config, encoding="utf-8")
         terminal.start([*env, sys.executable, "-m", "ditto_tui"], project)
         _poll(lambda: "Task for the agent" in terminal.screen(), "the prompt box")
-        assert max(map(len, terminal.screen().splitlines())) == 120, "the app draws the whole window"
+        _poll(lambda: max(map(len, terminal.screen().splitlines())) == 120, "the app to fill the window")
         terminal.tmux("send-keys", "-t", terminal.session, "-l", "Write a note about the README")
         terminal.press("Enter")
         _poll(lambda: "a Approve once" in terminal.screen(), "the approval view")

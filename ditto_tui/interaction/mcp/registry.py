@@ -198,11 +198,6 @@ class McpRegistry:
             raise ValidationError("this MCP registry is already guarded by another approval gate")
         self._gate = gate
 
-    @property
-    def gate(self) -> CallGate | None:
-        """The approval gate every invocation goes through, once :meth:`guard` set one."""
-        return self._gate
-
     def register(
         self,
         server: str,
