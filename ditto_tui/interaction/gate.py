@@ -18,12 +18,12 @@ if TYPE_CHECKING:
 class CallGate(Protocol):
     """Decides, before execution, whether a tool or MCP call may run (see ``ditto_tui.supervise``).
 
-    The gate wraps execution: a call of a guarded registry is handed to the gate (by the INTERACTION
-    worker for a tool call, by ``McpRegistry.execute``/``invoke`` for an MCP call, and by a guarded
-    ``ToolRegistry.call`` made directly), and the gate checks it with the registry (``prepare``,
-    ``refusal``), decides, and executes it through the registry (``execute``, ``invoke_unguarded``) at
-    most once. ``ToolRegistry.execute`` refuses a tool needing approval without a bound one;
-    ``McpRegistry.invoke_unguarded`` is the gate's own way in and checks the call again.
+    The gate wraps execution: the INTERACTION worker hands a call of a guarded registry to the gate, and
+    the gate checks it with the registry (``prepare``, ``refusal``), decides, and executes it through the
+    registry (``execute``, ``invoke_unguarded``) at most once. A guarded registry called directly
+    (``ToolRegistry.call``, ``McpRegistry.execute`` or ``invoke``) hands the call to its gate too, so
+    every path reaches the policy. ``ToolRegistry.execute`` refuses a tool needing approval without a
+    bound one; ``McpRegistry.invoke_unguarded`` is the gate's own way in and checks the call again.
     """
 
     async def call_tool(

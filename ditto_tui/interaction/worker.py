@@ -9,6 +9,7 @@ from typing import Any
 from ditto_tui.contracts import ExternalResult, Observation, ToolCall
 from ditto_tui.errors import ValidationError
 from ditto_tui.interaction.gate import CallGate
+from ditto_tui.interaction.mcp.port import McpDiscoverInput, parse_mcp_input
 from ditto_tui.interaction.mcp.registry import McpClient, McpDiscovery, McpInvocation, McpRegistry
 from ditto_tui.interaction.observe import observe_external_result
 from ditto_tui.interaction.output import OutputSink, create_output_handler
@@ -82,7 +83,16 @@ def create_mcp_handler(registry: McpRegistry) -> NodeHandler:
         raise ValidationError("create_mcp_handler needs an McpRegistry")
 
     async def handle_mcp(input: Any, context: WorkerContext) -> McpDiscovery | McpInvocation:
-        return await registry.execute(input, context.services.sandbox, context.signal, context=context)
+        gate = registry.gate
+        sandbox, signal = context.services.sandbox, context.signal
+        if gate is None:
+            return await registry.execute(input, sandbox, signal, context=context)
+        request = parse_mcp_input(input)
+        if isinstance(request, McpDiscoverInput):
+            return await registry.execute(request, sandbox, signal, context=context)
+        # The gate wraps the invocation (refusal, decide, invoke_unguarded), as it does a tool call.
+        result = await gate.invoke_mcp(registry, request.server, request.call, sandbox, signal, context)
+        return McpInvocation(result=result)
 
     return handle_mcp
 

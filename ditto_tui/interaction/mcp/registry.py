@@ -198,6 +198,11 @@ class McpRegistry:
             raise ValidationError("this MCP registry is already guarded by another approval gate")
         self._gate = gate
 
+    @property
+    def gate(self) -> CallGate | None:
+        """The approval gate every invocation goes through, once :meth:`guard` set one."""
+        return self._gate
+
     def register(
         self,
         server: str,
@@ -509,8 +514,8 @@ class McpRegistry:
         signal: CancelSignal | None,
         context: WorkerContext | None,
     ) -> ExternalResult:
-        # A guarded registry hands the call to its gate, which checks it (:meth:`refusal`), decides, and
-        # only then comes back through invoke_unguarded: the gate wraps the call, it is not called back.
+        # Called directly (not by the INTERACTION worker, which hands a guarded call to the gate itself),
+        # a guarded registry hands the call to its gate: every path reaches the policy (S-09).
         if self._gate is not None:
             return await self._gate.invoke_mcp(self, server, call, sandbox, signal, context)
         refused = await self.refusal(server, call, sandbox)
