@@ -29,7 +29,6 @@ from ditto_tui.runtime import (
 )
 from ditto_tui.tui.bridge import EventsArrived
 from ditto_tui.tui.screens.run import RunScreen
-from ditto_tui.tui.widgets.timeline import Timeline
 from tests.tui.run_fixtures import wait_until
 from tests.tui.test_run_snapshots import RUN, T0, Host, _bridge
 
@@ -126,10 +125,6 @@ def _fed(events: list[ExecutionEvent]) -> Any:
         assert isinstance(screen, RunScreen)
         screen.post_message(EventsArrived(tuple(events)))
         await wait_until(pilot, lambda: len(screen.model.entries) > 3)
-        # The timeline takes its length at most every RESIZE_SECONDS, and the panes below it move when
-        # it does: wait until it has the rows the model holds, then for the layout that follows.
-        timeline = screen.query_one(Timeline)
-        await wait_until(pilot, lambda: timeline.virtual_size.height == len(screen.model.entries))
         await pilot.pause(0.3)
 
     return feed

@@ -435,7 +435,7 @@ class McpRegistry:
         if isinstance(request, McpDiscoverInput):
             found = await self.discover(request.server, sandbox, signal, context=context)
             return McpDiscovery(capabilities=tuple(found))
-        result = await self._invoke(request.server, request.call, sandbox, signal, context)
+        result = await self.invoke(request.server, request.call, sandbox, signal, context=context)
         # An ExternalResult instance is taken as it is (not validated again), quicker than model_construct.
         return McpInvocation(result=result)
 
@@ -504,24 +504,14 @@ class McpRegistry:
     ) -> ExternalResult:
         """Call one tool on ``server``; ``source`` is ``server:tool`` and ``call_id`` is preserved."""
         parsed = call if isinstance(call, ToolCall) else _parse_call(call)
-        return await self._invoke(server, parsed, sandbox, signal, context)
-
-    async def _invoke(
-        self,
-        server: str,
-        call: ToolCall,
-        sandbox: Sandbox,
-        signal: CancelSignal | None,
-        context: WorkerContext | None,
-    ) -> ExternalResult:
         # Called directly (not by the INTERACTION worker, which hands a guarded call to the gate itself),
         # a guarded registry hands the call to its gate: every path reaches the policy (S-09).
         if self._gate is not None:
-            return await self._gate.invoke_mcp(self, server, call, sandbox, signal, context)
-        refused = await self.refusal(server, call, sandbox)
+            return await self._gate.invoke_mcp(self, server, parsed, sandbox, signal, context)
+        refused = await self.refusal(server, parsed, sandbox)
         if refused is not None:
             return refused
-        return await self._call(server, call, signal, context)
+        return await self._call(server, parsed, signal, context)
 
     async def invoke_unguarded(
         self,

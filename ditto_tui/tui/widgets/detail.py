@@ -228,7 +228,6 @@ class TextView(ScrollView, can_focus=True):
         self._text = Text()
         self._lines: list[Strip] = []
         self._wrapped_at = -1
-        self._rewrap_pending = False
 
     def show(self, text: Text) -> None:
         """Replace the content with ``text``, scrolled to the top."""
@@ -257,16 +256,13 @@ class TextView(ScrollView, can_focus=True):
         """Wrap again for the new width."""
         self._wrap()
 
-    def _rewrap(self) -> None:
-        self._rewrap_pending = False
+    def watch_show_vertical_scrollbar(self) -> None:
+        """Wrap again when the scroll bar comes or goes: the text's width changes, the pane's does not
+        (Textual's own TextArea does the same)."""
         self._wrap()
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        if width != self._wrapped_at and width > 0 and not self._rewrap_pending:
-            # A scroll bar came or went: the text region changed width without a resize of the pane.
-            self._rewrap_pending = True
-            self.call_later(self._rewrap)
         row = self.scroll_offset.y + y
         if row >= len(self._lines):
             return Strip.blank(width, self.rich_style)

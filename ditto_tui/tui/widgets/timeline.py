@@ -132,12 +132,11 @@ class Timeline(ScrollView, can_focus=True):
         if self.follow:
             bottom = max(0, len(self._entries) - self.scrollable_content_region.height)
             self.scroll_to(y=bottom, animate=False, force=True)
-        # Textual moves the scroll bar only while it is shown: a scroll made before the new length had
-        # its layout left the bar at the top while the rows were at the bottom.
-        self.call_after_refresh(self._sync_scroll_bar)
 
-    def _sync_scroll_bar(self) -> None:
-        if self.show_vertical_scrollbar and self.vertical_scrollbar.position != self.scroll_y:
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        """Put a bar that appears where the rows are: Textual moves the bar only while it is shown, so a
+        scroll made before the new length had its layout left it at the top."""
+        if shown:
             self.vertical_scrollbar.position = self.scroll_y
 
     def select(self, index: int) -> None:
