@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from ditto_tui.config import parse_config_text
 from ditto_tui.contracts import TextPart, ToolCall
 from ditto_tui.interaction.mcp.oauth import TokenStore, default_token_dir
+from ditto_tui.interaction.mcp.status import McpServerStatus
 from ditto_tui.supervise.sign_in import SignInRequest, sign_in_request
 from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.screens.sign_in import SignInModal
@@ -51,12 +52,18 @@ async def state_of(pilot: Pilot[Any], state: str) -> None:
     assert isinstance(app, DittoApp)
     await app.bridge.opened()
 
-    def reached() -> bool:
+    def status() -> McpServerStatus | None:
         registry = app.bridge.mcp
-        status = registry.status("notes") if registry is not None else None
-        return status is not None and status.state == state
+        return registry.status("notes") if registry is not None else None
 
-    await wait_until(pilot, reached, timeout=20)
+    def reached() -> bool:
+        now = status()
+        return now is not None and now.state == state
+
+    try:
+        await wait_until(pilot, reached, timeout=20)
+    except AssertionError:
+        raise AssertionError(f"server notes did not reach {state!r}; it is {status()!r}") from None
 
 
 async def whoami(app: DittoApp, root: Path) -> str:
