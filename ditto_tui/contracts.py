@@ -134,6 +134,11 @@ def _walk_mapping(value: Mapping[object, object], active: set[int]) -> JsonObjec
             if not isinstance(key, str):
                 raise _JsonProblem(f"key {key!r} ({type(key).__name__}) is not a string")
             key = str.__str__(key)
+        kind = type(item)
+        # The common case, a str, int, bool or null value, without a call per value:
+        if kind is str or kind is int or kind is bool or item is None:
+            result[key] = item  # type: ignore[assignment]  # narrowed by the exact type checks above
+            continue
         try:
             result[key] = _walk(item, active)
         except _JsonProblem as problem:
@@ -224,7 +229,12 @@ def _json_field(value: object) -> JsonValue:
 
 
 def _json_object_field(value: object) -> JsonObject:
-    return ensure_json_object(value, where="")
+    if type(value) is not dict:
+        return ensure_json_object(value, where="")
+    try:  # a plain dict, the common case: no abstract-class check and one call fewer
+        return _walk_mapping(value, set())
+    except _JsonProblem as problem:
+        raise ValidationError(_describe("", problem)) from None
 
 
 _JSON = _Validated(_json_field, {})

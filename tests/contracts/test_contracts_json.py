@@ -8,6 +8,7 @@ import math
 from collections import OrderedDict
 from decimal import Decimal
 from types import MappingProxyType
+from typing import Any
 
 import pydantic
 import pytest
@@ -109,3 +110,40 @@ def test_model_input_is_copied_so_later_mutation_does_not_leak_in() -> None:
     call = ToolCall(id="c1", name="head", arguments=arguments)
     arguments["lines"].append(3)  # type: ignore[attr-defined]
     assert call.arguments == {"path": "a.txt", "lines": [1, 2]}
+
+
+class _Label(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"a": math.inf}, "a: inf is not JSON-compatible"),
+        ({1: "x"}, "key 1 (int) is not a string"),
+        ({"when": b"x"}, "when: bytes is not JSON-compatible"),
+        ({"a": {"b": {math.nan}}}, "a.b: set is not JSON-compatible"),
+    ],
+)
+def test_tool_call_arguments_in_a_plain_dict_are_checked_like_any_json(
+    arguments: dict[Any, Any], message: str
+) -> None:
+    with pytest.raises(pydantic.ValidationError) as caught:
+        ToolCall.model_validate({"id": "c1", "name": "t", "arguments": arguments})
+    (error,) = caught.value.errors()
+    assert error["loc"] == ("arguments",)
+    assert message in error["msg"]
+
+
+def test_tool_call_arguments_come_out_as_plain_json_types() -> None:
+    looped: dict[str, Any] = {}
+    looped["self"] = looped
+    with pytest.raises(pydantic.ValidationError, match="a cycle is not JSON-compatible"):
+        ToolCall.model_validate({"id": "c1", "name": "t", "arguments": looped})
+    call = ToolCall(
+        id="c1", name="t", arguments={"flag": True, "none": None, "n": 3, _Label("k"): _Label("v")}
+    )
+    assert call.arguments == {"flag": True, "none": None, "n": 3, "k": "v"}
+    assert [type(key) for key in call.arguments] == [str, str, str, str]
+    assert type(call.arguments["k"]) is str
+    assert type(ToolCall(id="c1", name="t", arguments=OrderedDict(a=1)).arguments) is dict
