@@ -72,6 +72,11 @@ class ServerView:
         """Whether discovery and invocation can reach the server: connected and granted by the sandbox."""
         return self.permitted and self.state == "connected"
 
+    @property
+    def reconnectable(self) -> bool:
+        """Whether the server can be started again from here: granted, and started once (if it failed too)."""
+        return self.permitted and self.state in ("connecting", "connected", "failed", "disconnected")
+
 
 def _transport(
     config: McpServerConfig | None, status: McpServerStatus | None, shown: Callable[[str], str]

@@ -130,6 +130,24 @@ async def test_a_long_call_shows_its_progress_and_x_cancels_it(source: McpSource
         assert any(line.get("kind") == "run_finished" and line.get("status") == "cancelled" for line in runs)
 
 
+async def test_ctrl_x_cancels_a_call_from_its_form_where_x_is_text(source: McpSource) -> None:
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 60)) as pilot:
+        view = await _call(app, pilot, "trigger-long-running-operation", {"duration": 30, "steps": 30})
+        bar = view.query_one(ProgressBar)
+        await wait_until(pilot, lambda: bar.total == 30 and (bar.progress or 0) >= 1)
+        assert "Cancel call (x, ctrl+x)" in screen_text(app)
+        editor = app.screen.query_one("#schema-json")
+        editor.focus()  # the JSON editor, which takes x as text
+        await pilot.pause()
+        typed = editor.text  # type: ignore[attr-defined]
+        await pilot.press("ctrl+x")
+        await wait_until(pilot, lambda: not view.running)
+        assert "Cancelled: the server was told to stop the call." in screen_text(app)
+        assert editor.text == typed  # type: ignore[attr-defined]
+        assert app.screen.focused is editor
+
+
 def _journal_lines(source: McpSource) -> list[str]:
     return [
         line

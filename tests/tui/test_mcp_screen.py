@@ -99,7 +99,7 @@ async def test_servers_show_state_figures_denial_and_why_one_failed(demo: Any) -
         assert any(line.startswith("  write_note  ask  destructive") for line in lines)
         assert any(line.startswith("broken  ✗ failed") for line in lines)
         assert any(line.startswith("elsewhere  ⊘ denied") for line in lines)
-        assert "discovery: 1 pages, 5 tools (limits per discovery: 100 pages, 1000 tools)" in screen_text(app)
+        assert "discovery: 1 page, 5 tools (limits per discovery: 100 pages, 1000 tools)" in screen_text(app)
         await _select(app, pilot, "broken")
         await pilot.pause()
         text = screen_text(app)

@@ -71,5 +71,5 @@ async def test_every_server_that_connects_after_the_browser_opened_lists_its_too
                 screen.selected = (server.name, None)
                 screen.show_selected()
                 await pilot.pause()
-                assert f"1 pages, {server.tools} tools" in screen_text(app), server.name
-                assert "? tools" not in screen_text(app)
+                assert f"1 page, {server.tools} tools" in screen_text(app), server.name
+                assert "not listed yet" not in screen_text(app)

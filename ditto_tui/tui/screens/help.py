@@ -196,7 +196,7 @@ NOTES: Mapping[tuple[type[DOMNode], str], str] = {
     (McpScreen, "ping"): "check that the server answers",
     (McpScreen, "reconnect"): "restart the selected server",
     (McpScreen, "log_level"): "choose how much the server logs",
-    (McpScreen, "cancel_call"): "the call in progress",
+    (McpScreen, "cancel_call"): "the call in progress (Ctrl+X from its invoke form)",
     (McpScreen, "focus_tree"): "back to the list of servers",
     (McpCallView, "save"): "the call's result to a file",
     (McpResourcesPane, "more"): "the next page",

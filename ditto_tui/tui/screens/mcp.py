@@ -103,6 +103,22 @@ def _state_text(server: ServerView) -> Text:
     return Text(f"{glyph} {state}", style=style)
 
 
+def _counted(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def _unusable(server: ServerView) -> str:
+    """Why ``server`` cannot be pinged or called now, and what to do, in one line."""
+    name = repr(server.name)
+    if not server.permitted:
+        return f"{name} is not granted: add it to sandbox.mcp in ditto.yaml."
+    if server.state == "disabled":
+        return f"{name} is disabled in ditto.yaml."
+    if server.reconnectable:
+        return f"{name} is {server.state}: R starts it again."
+    return f"{name} is {server.state}."
+
+
 def _server_label(server: ServerView, changed: int) -> Text:
     label = render_untrusted(server.name, newlines="visible", style="bold")
     label.append("  ")
@@ -154,13 +170,12 @@ def server_detail(
         _line(text, "sandbox", Text("⊘ denied: add the server to sandbox.mcp to use it", style="red"))
     if server.server_info or server.protocol_version:
         _line(text, "server", f"{server.server_info or '?'} (protocol {server.protocol_version or '?'})")
-    pages = "?" if server.pages is None else str(server.pages)
-    tools = "?" if server.tools is None else str(server.tools)
-    _line(
-        text,
-        "discovery",
-        f"{pages} pages, {tools} tools (limits per discovery: {limits[0]} pages, {limits[1]} tools)",
+    found = (
+        "not listed yet"
+        if server.pages is None or server.tools is None
+        else (f"{_counted(server.pages, 'page')}, {_counted(server.tools, 'tool')}")
     )
+    _line(text, "discovery", f"{found} (limits per discovery: {limits[0]} pages, {limits[1]} tools)")
     for problem in (server.error, error):
         if problem:
             _line(text, "error", Text.assemble(render_untrusted(problem, newlines="visible"), style="red"))
@@ -275,6 +290,8 @@ class McpScreen(Guarded, Screen[None]):
         Binding("o", "show_prompts", "Prompts"),
         Binding("g", "show_logs", "Logs"),
         Binding("x", "cancel_call", "Cancel call", show=False),
+        # The invoke form's fields take x as text: ctrl+x cancels from there too (it cuts text otherwise).
+        Binding("ctrl+x", "cancel_call", "Cancel call", show=False, priority=True),
         Binding("escape", "focus_tree", "Server list", show=False),
     ]
 
@@ -407,6 +424,8 @@ class McpScreen(Guarded, Screen[None]):
                 if wanted == (server.name, capability.name):
                     cursor = leaf
         if cursor is not None:
+            # A new node has no line until the tree lays its lines out; reading one lays them out now.
+            tree.get_node_at_line(0)
             tree.move_cursor(cursor)
         elif tree.root.children:
             tree.move_cursor(tree.root.children[0])
@@ -500,14 +519,33 @@ class McpScreen(Guarded, Screen[None]):
         if pane is not None:
             pane.query_one("#mcp-log").focus()
 
-    def _selected_server(self) -> str | None:
-        if self.selected is None or not self.source.server(self.selected[0]).callable:
-            self.notify("Select a connected server first.", severity="warning", markup=False)
+    def _selected_server(self, *, to_reconnect: bool = False) -> str | None:
+        """The selected server (a tool's, when a tool is selected) if it can be used, else why not, said."""
+        if self.selected is None:
+            self.notify("Select a server first.", severity="warning", markup=False)
             return None
-        return self.selected[0]
+        view = self.source.server(self.selected[0])
+        if view.callable or (to_reconnect and view.reconnectable):
+            return view.name
+        self.notify(_unusable(view), severity="warning", markup=False)
+        return None
+
+    def _select_server_node(self, server: str) -> None:
+        """Put the cursor on ``server`` itself (from one of its tools), so its detail shows."""
+        if self.selected == (server, None):
+            return
+        for node in self.server_tree.root.children:
+            if node.data == (server, None):
+                self.server_tree.move_cursor(node)
+                self.selected = (server, None)
+                self.show_selected()
+                return
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """While decisions wait unseen, p answers them here too (the Detail tab's Ping button pings)."""
+        """While decisions wait unseen, p answers them here too (the Detail tab's Ping button pings); x and
+        ctrl+x cancel only while a call runs (ctrl+x is a field's cut key otherwise)."""
+        if action == "cancel_call":
+            return self.call_view.running
         return not (action == "ping" and waiting_in(self.app))
 
     def action_ping(self) -> None:
@@ -515,6 +553,8 @@ class McpScreen(Guarded, Screen[None]):
         server = self._selected_server()
         if server is not None:
             self.pings[server] = "…"
+            self._select_server_node(server)
+            self.tabs.active = "mcp-tab-detail"
             self.show_selected()
             self.ping(server)
 
@@ -525,12 +565,9 @@ class McpScreen(Guarded, Screen[None]):
     def action_reconnect(self) -> None:
         """Stop the selected server's session (and process) and start it again; calls running on it end
         failed and are never sent again."""
-        server = self._selected_server()
-        if server is not None and self.source.server(server).state not in (
-            "denied",
-            "disabled",
-            "not started",
-        ):
+        server = self._selected_server(to_reconnect=True)
+        if server is not None:
+            self._select_server_node(server)
             self.notify(f"Reconnecting {server!r}…", markup=False)
             self.reconnect(server)
 
@@ -540,6 +577,8 @@ class McpScreen(Guarded, Screen[None]):
 
     def action_log_level(self) -> None:
         """Show the server's detail with the log level selector focused."""
+        if self.selected is not None:
+            self._select_server_node(self.selected[0])
         self.tabs.active = "mcp-tab-detail"
         if self.server_actions.display:
             self.log_level.focus()

@@ -157,7 +157,7 @@ class McpCallView(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="mcp-call-running"):
             yield ProgressBar(id="mcp-call-progress", show_eta=False)
-            yield Button("Cancel call (x)", id="mcp-call-cancel", variant="warning", compact=True)
+            yield Button("Cancel call (x, ctrl+x)", id="mcp-call-cancel", variant="warning", compact=True)
         yield Static(id="mcp-call-progress-note")
         yield Static(id="mcp-call-content")
         yield OptionList(id="mcp-call-items")
