@@ -29,6 +29,7 @@ from ditto_tui.runtime import (
 )
 from ditto_tui.tui.bridge import EventsArrived
 from ditto_tui.tui.screens.run import RunScreen
+from ditto_tui.tui.widgets.transcript import TranscriptView
 from tests.tui.run_fixtures import wait_until
 from tests.tui.test_run_snapshots import RUN, T0, Host, _bridge
 
@@ -142,3 +143,14 @@ def test_snapshot_transcript_while_the_write_runs(
 def test_snapshot_outcome_panel(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
     app = Host(lambda: RunScreen(_bridge(tmp_path)))
     assert snap_compare(app, terminal_size=size, run_before=_fed(finished_events()))
+
+
+async def test_the_end_of_a_run_that_arrives_while_the_app_quits_is_not_drawn(tmp_path: Path) -> None:
+    app = Host(lambda: RunScreen(_bridge(tmp_path)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _fed(streaming_events())(pilot)
+        view = app.screen.query_one(TranscriptView)
+        ending = finished_events()[len(streaming_events()) :]
+        app.exit()  # quitting cancels the run, whose last events then arrive
+        await view.apply(ending)  # folded into the model; mounting the outcome now would raise
+        assert view.transcript.finished and view.outcome is None

@@ -303,6 +303,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
         """Fold ``events`` in: mount the new turns, redraw the changed ones."""
         changed = self.transcript.apply(events)
         added = self.transcript.take_added()
+        if not self.is_attached:
+            return  # the app is closing (a run cancelled by quitting ends now): nothing is drawn any more
         if added:
             widgets = [self._widget(turn) for turn in added]
             await self.mount_all(widgets)
