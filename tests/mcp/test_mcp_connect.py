@@ -49,6 +49,7 @@ async def test_a_server_that_fails_to_start_is_reported_and_the_others_work(tmp_
     )
     assert crashes is not None and crashes.state == "failed" and crashes.log_path is not None
     assert "boom at start" in Path(crashes.log_path).read_text()
+    assert "the process exited with status 2 (see crashes.log)" in (crashes.error or "")
     assert unavailable.error is not None and unavailable.error.code == "MCP_SERVER_UNAVAILABLE"
     assert working.status == "success"
     assert registry.servers() == ["missing", "crashes", "ok"]  # configuration order, whatever finished first

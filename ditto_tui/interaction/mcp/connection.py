@@ -592,9 +592,13 @@ class Connection:
                 raise TimeoutError
 
     async def _failed(self, reason: str) -> Unavailable:
-        if self._stdio is not None:
-            self._stdio.hurry = True
+        stdio = self._stdio
+        if stdio is not None:
+            stdio.hurry = True
         await self._halt(grace=0.0)
+        # A status, not a signal (which may be ours): what the server itself said as it went.
+        if stdio is not None and stdio.exit_status is not None and stdio.exit_status > 0:
+            reason += f"; the process exited with status {stdio.exit_status}"
         where = "" if self._log_error is not None else f" (see {self.log_path.name})"
         self._report("failed", sanitize_public_message(f"{reason}{where}", secrets=self.secrets))
         message = sanitize_public_message(f"MCP server {self.server!r} is not available: {reason}")

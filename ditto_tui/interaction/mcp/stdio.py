@@ -95,6 +95,8 @@ class StdioTransport:
         self.failure: str | None = None
         self.ignored = 0
         self.hurry = False
+        self.exit_status: int | None = None
+        """The process's exit status once it was reaped (negative: ended by that signal)."""
         self.gone = asyncio.Event()
         """Set when the server's stdout ends: it exited, closed it, or was failed for what it sent."""
 
@@ -272,3 +274,4 @@ class StdioTransport:
             _signal_group(process, signal.SIGKILL)
         with anyio.move_on_after(EXIT_GRACE_SECONDS):
             await process.aclose()
+        self.exit_status = process.returncode
