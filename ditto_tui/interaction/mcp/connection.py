@@ -596,7 +596,7 @@ class Connection:
         if stdio is not None:
             stdio.hurry = True
         await self._halt(grace=0.0)
-        # A status, not a signal (which may be ours): what the server itself said as it went.
+        # An exit status tells why the server went (a signal, perhaps ours, is left out).
         if stdio is not None and stdio.exit_status is not None and stdio.exit_status > 0:
             reason += f"; the process exited with status {stdio.exit_status}"
         where = "" if self._log_error is not None else f" (see {self.log_path.name})"
