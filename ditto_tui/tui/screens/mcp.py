@@ -136,17 +136,18 @@ def _hints(capability: McpCapability) -> list[str]:
 def _tool_label(capability: McpCapability, verdict: Verdict, changed: bool) -> Text:
     label = Text("⚠ ", style="bold yellow") if changed else Text()
     label.append_text(render_untrusted(capability.name, newlines="visible"))
+    label.append("  ")
+    # The rule and the hints before the title: a narrow list cuts the end of the line, not those.
+    if capability.unsupported:
+        label.append("unsupported", style="dim red")
+    else:
+        label.append(verdict.decision, style=_DECISION_STYLES[verdict.decision])
+        for hint in _hints(capability):
+            if hint in ("read-only", "destructive"):
+                label.append(f"  {hint}", style="red" if hint == "destructive" else "dim")
     if capability.title:
         label.append("  ")
         label.append_text(render_untrusted(capability.title, newlines="visible", style="italic"))
-    label.append("  ")
-    if capability.unsupported:
-        label.append("unsupported", style="dim red")
-        return label
-    label.append(verdict.decision, style=_DECISION_STYLES[verdict.decision])
-    for hint in _hints(capability):
-        if hint in ("read-only", "destructive"):
-            label.append(f"  {hint}", style="red" if hint == "destructive" else "dim")
     return label
 
 
