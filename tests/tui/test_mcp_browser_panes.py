@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Input, OptionList, Select, Static
@@ -227,7 +228,7 @@ async def test_a_prompt_whose_server_lacks_completions_still_fills_and_runs_by_m
 ) -> None:
     app = ScreenApp(lambda: McpScreen(source))
     async with app.run_test(size=(120, 50)) as pilot:
-        await open_tab(pilot, "shop", "o", "1 prompts")
+        await open_tab(pilot, "shop", "o", "1 prompt")
         await highlight(pilot, app.screen.query_one("#mcp-prompt-list", OptionList), "prompt:0")
         await pilot.press("enter")
         await pilot.pause()
@@ -246,7 +247,7 @@ async def test_hostile_resource_and_prompt_text_is_shown_literally(source: McpSo
         await shows(pilot, f"text of {shown}")
         assert foreign_sequences(terminal_output(app)) == []
         await pilot.press("o")
-        await shows(pilot, "1 prompts")
+        await shows(pilot, "1 prompt")
         assert f"greet  {shown}" in screen_text(app)
         await highlight(pilot, app.screen.query_one("#mcp-prompt-list", OptionList), "prompt:0")
         await pilot.press("enter", "ctrl+g")
@@ -302,3 +303,76 @@ async def test_a_changed_resource_list_is_listed_again_from_its_first_page(sourc
         source.registry.offer_changed("demo", "resources")
         await pilot.pause()
         assert "2 resources, 0 templates" in screen_text(app)
+
+
+async def test_a_required_prompt_argument_left_empty_is_refused_at_its_field_and_nothing_is_sent(
+    source: McpSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[tuple[str, str, dict[str, str]]] = []
+    get_prompt = source.registry.get_prompt
+
+    async def recorded(server: str, name: str, arguments: dict[str, str]) -> Any:
+        sent.append((server, name, dict(arguments)))
+        return await get_prompt(server, name, arguments)
+
+    monkeypatch.setattr(source.registry, "get_prompt", recorded)
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 50)) as pilot:
+        await open_tab(pilot, "everything", "o", "4 prompts")
+        await highlight(pilot, app.screen.query_one("#mcp-prompt-list", OptionList), "prompt:1")
+        assert "args-prompt" in screen_text(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        city = app.screen.focused
+        assert isinstance(city, Input) and "city *" in screen_text(app)
+        for keys in (["ctrl+g"], ["tab", "ctrl+g"], [*"  ", "enter"]):  # from city, from state, blank
+            await pilot.press(*keys)
+            await shows(pilot, "city is required: type a value, then ctrl+g")
+            assert app.screen.focused is city
+            assert "Not sent: city is required." in screen_text(app)
+            assert "What's weather in" not in screen_text(app)
+            city.value = ""
+        await app.workers.wait_for_complete()
+        assert sent == []
+        await pilot.press(*"Paris")
+        await pilot.pause()
+        assert "city is required: type a value" not in screen_text(app)
+        await pilot.press("ctrl+g")
+        await shows(pilot, "What's weather in Paris?")
+        assert sent == [("everything", "args-prompt", {"city": "Paris"})]
+
+
+async def test_a_binary_template_resource_read_from_its_variable_saves_with_w_and_says_so_beside_it(
+    source: McpSource, tmp_path: Path
+) -> None:
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 50)) as pilot:
+        await open_tab(pilot, "everything", "e", "7 resources, 2 templates")
+        pane = app.screen.query_one(McpResourcesPane)
+        await highlight(pilot, app.screen.query_one("#mcp-resource-list", OptionList), "templates:1")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(app.screen.query("#mcp-template-var-0")))
+        await pilot.press("tab")
+        variable = app.screen.focused
+        assert isinstance(variable, Input) and variable.id == "mcp-template-var-0"
+        await pilot.press("3", "enter")
+        await shows(pilot, "Read demo://resource/dynamic/blob/3; the focus is on the result")
+        await shows(pilot, "bytes: w saves it under the workspace")
+        assert app.screen.focused is pane.query_one(".mcp-pane-scroll")
+        await pilot.press("w")
+        name_box = _typed(app, "#mcp-save-name")
+        assert name_box.has_focus and variable.value == "3"
+        said = app.screen.query_one("#mcp-save-said", Static)
+        await pilot.press(*"../out.bin", "enter")
+        await shows(pilot, "path contains a '..' component")
+        assert said.display and str(said.render()).startswith("Saving failed: ")
+        assert "path contains a '..' component" in str(said.render())
+        assert name_box.has_focus and not (tmp_path / "out.bin").exists()
+        name_box.value = "blob3.bin"
+        await pilot.press("enter")
+        data = pane.contents[0].data
+        assert data is not None
+        await shows(pilot, f"Saved {len(data):,} bytes to blob3.bin")
+        assert str(said.render()) == f"Saved {len(data):,} bytes to blob3.bin"
+        assert (tmp_path / "work" / "blob3.bin").read_bytes() == data
+        assert app.screen.focused is pane.query_one(".mcp-pane-scroll") and variable.value == "3"

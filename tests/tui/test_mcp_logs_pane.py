@@ -101,3 +101,13 @@ async def test_m17_a_log_flood_reaches_the_pane_rate_limited_and_redacted(source
         assert len(logged) <= LOG_LINES_PER_SECOND * (math.ceil(seconds) + 1) < 2000
         assert "hunter2" not in _log_text(pane)
         assert app.is_running
+
+
+async def test_a_single_log_message_is_counted_in_the_singular(source: McpSource) -> None:
+    app = ScreenApp(lambda: McpScreen(source))
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = await _logs(app, pilot, "hostile")
+        await source.invoke("hostile", "flood", {"count": 1, "secret": "s"})
+        await wait_until(pilot, lambda: "[log] info flood: line 0" in _log_text(pane))
+        await pilot.pause()
+        assert "1 log message," in screen_text(app) and "1 log messages" not in screen_text(app)

@@ -186,7 +186,7 @@ async def test_the_reference_servers_completion_fills_the_template_and_the_read_
         field = app.screen.focused
         assert isinstance(field, TemplateVariable) and field.variable == "resourceId"
         await pilot.press(*"42", "ctrl+g")
-        await shows(pilot, "1 completions of resourceId from the server")
+        await shows(pilot, "1 completion of resourceId from the server")
         assert _completions(form) == ["42"]  # what the server's completer sent for "42"
         await pilot.press("enter")  # picks the highlighted value, back in the variable's input
         assert app.screen.focused is field and field.value == "42"

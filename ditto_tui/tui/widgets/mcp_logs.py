@@ -124,7 +124,10 @@ class McpLogsPane(McpPane):
         counts = {label: 0 for label in (LOG, STDERR, DITTO)}
         for label, _text in self.lines:
             counts[label] = counts.get(label, 0) + 1
-        figures = f"{counts[LOG]:,} log messages, {counts[STDERR]:,} stderr lines, {counts[DITTO]:,} notes"
+        figures = ", ".join(
+            f"{counts[label]:,} {noun}" + ("" if counts[label] == 1 else "s")
+            for label, noun in ((LOG, "log message"), (STDERR, "stderr line"), (DITTO, "note"))
+        )
         self.say(f"{figures}; showing {_FILTER_NAMES[self.only]} (f changes it; l sets the server's level)")
 
     def action_filter(self) -> None:

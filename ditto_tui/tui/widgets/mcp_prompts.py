@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.suggester import Suggester
-from textual.widgets import Button, Input, OptionList, Static
+from textual.widgets import Button, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from ditto_tui.errors import DittoError
@@ -21,7 +21,7 @@ from ditto_tui.tui.widgets.mcp_browse_text import bounded, item_label, page_item
 from ditto_tui.tui.widgets.mcp_pane import McpPane, problem_line
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 
-__all__ = ["McpPromptsPane", "prompt_schema"]
+__all__ = ["McpPromptsPane", "missing_required", "prompt_schema"]
 
 MAX_SUGGESTIONS = 10
 """The most completion values shown under the form."""
@@ -43,6 +43,15 @@ def prompt_schema(prompt: Mapping[str, Any]) -> dict[str, Any]:
         if argument.get("required") is True:
             required.append(name)
     return {"type": "object", "properties": properties, "required": required}
+
+
+def missing_required(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
+    """The first required argument left out or left blank (only spaces), or ``None`` when all are given."""
+    for name in schema.get("required", []):
+        value = arguments.get(name)
+        if not isinstance(value, str) or not value.strip():
+            return str(name)
+    return None
 
 
 Completer = Callable[[str, str], Any]
@@ -81,11 +90,14 @@ class McpPromptsPane(McpPane):
         self.prompts: list[Mapping[str, Any]] = []
         self.cursor: str | None = None
         self.chosen: str | None = None
+        self.schema: dict[str, Any] = {}
+        """The chosen prompt's arguments as a JSON Schema (:func:`prompt_schema`)."""
 
     DEFAULT_CSS = """
     McpPromptsPane #mcp-prompt-list { max-height: 8; }
     McpPromptsPane #mcp-prompt-form-holder { height: auto; }
     McpPromptsPane #mcp-prompt-get { margin: 1 0; }
+    McpPromptsPane .mcp-prompt-missing { color: $error; height: auto; }
     """
 
     def compose(self) -> ComposeResult:
@@ -102,7 +114,7 @@ class McpPromptsPane(McpPane):
 
     def reset(self) -> None:
         self.stop_paging()
-        self.prompts, self.cursor, self.chosen = [], None, None
+        self.prompts, self.cursor, self.chosen, self.schema = [], None, None, {}
         self.query_one("#mcp-prompt-list", OptionList).clear_options()
         for part in ("#mcp-prompt-title", "#mcp-prompt-suggestions", "#mcp-prompt-result"):
             self.query_one(part, Static).update("")
@@ -168,7 +180,8 @@ class McpPromptsPane(McpPane):
         if highlighted is not None:
             listing.highlighted = min(highlighted, listing.option_count - 1)
         more = "; more to list (m)" if self.cursor is not None else ""
-        self.say(f"{len(self.prompts)} prompts{more}")
+        count = len(self.prompts)
+        self.say(f"{count:,} prompt{'' if count == 1 else 's'}{more}")
 
     def action_more(self) -> None:
         """List the next page of prompts."""
@@ -199,7 +212,8 @@ class McpPromptsPane(McpPane):
         self.query_one("#mcp-prompt-title", Static).update(title)
         holder = self.query_one("#mcp-prompt-form-holder", Vertical)
         await holder.remove_children()
-        form = SchemaForm(prompt_schema(prompt), id="mcp-prompt-form")
+        self.schema = prompt_schema(prompt)
+        form = SchemaForm(self.schema, id="mcp-prompt-form")
         await holder.mount(form)
         if self._completes():
             for field in form.query(Input):
@@ -281,8 +295,40 @@ class McpPromptsPane(McpPane):
         if self.server is None or self.chosen is None:
             return
         arguments = {name: str(value) for name, value in event.arguments.items()}
+        missing = missing_required(self.schema, arguments)
+        if missing is not None:
+            self._refuse(event.form, missing)
+            return
         self.query_one("#mcp-prompt-result", Static).update(Text("Getting the prompt…", style="italic"))
         self.get_prompt(self.server, self.chosen, arguments)
+
+    def _refuse(self, form: SchemaForm, name: str) -> None:
+        """Send nothing: say at ``name``'s field that it is required, and put the cursor there."""
+        shown = render_untrusted(name, newlines="visible", style="bold")
+        self.query_one("#mcp-prompt-result", Static).update(
+            Text("Not sent: ", style="bold red").append_text(shown).append(" is required.", style="red")
+        )
+        field = next((found for found in form.query(".field") if getattr(found, "path", None) == name), None)
+        editors = list((field or form).query("Input, TextArea"))
+        if field is None or not editors:  # the JSON editor: the form's own error line is the place
+            form.show_errors([f"{name} is required: give it a value"])
+            if editors:
+                editors[0].focus()
+            return
+        note = Text.assemble(shown, (" is required: type a value, then ctrl+g", "red"))
+        for old in field.query(".mcp-prompt-missing"):
+            old.remove()
+        field.mount(Static(note, classes="mcp-prompt-missing"), after=editors[0])
+        editors[0].focus()
+
+    @on(Input.Changed)
+    @on(TextArea.Changed)
+    def _typed_in_field(self, event: Input.Changed | TextArea.Changed) -> None:
+        """A value typed into a field refused as missing: its note has done its job."""
+        field = event.control.parent
+        if field is not None:
+            for note in field.query(".mcp-prompt-missing"):
+                note.remove()
 
     @work(exclusive=True, group="mcp-prompts-get", exit_on_error=False, name="prompt")
     async def get_prompt(self, server: str, name: str, arguments: dict[str, str]) -> None:

@@ -44,7 +44,8 @@ class McpResourcesPane(McpPane):
         "The selected server's resources and templates, a page at a time. Enter on a resource reads it "
         "(its text shown as plain text); on a template puts its URI in the box and opens a form for its "
         "variables, where ctrl+g offers the server's completions and Enter reads the URI it builds. "
-        "Binary contents show their type and size and can be saved as a new file under the workspace."
+        "A read from the box moves the focus to the result, where w, u and m work. "
+        "Binary contents show their type and size and can be saved as a new file under the workspace (w)."
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "more", "More"),
@@ -54,6 +55,7 @@ class McpResourcesPane(McpPane):
 
     DEFAULT_CSS = """
     McpResourcesPane > #mcp-template-holder { height: auto; }
+    McpResourcesPane > #mcp-save-said { height: auto; display: none; }
     """
 
     def __init__(self, source: McpSource, *, id: str | None = None) -> None:
@@ -79,6 +81,7 @@ class McpResourcesPane(McpPane):
             yield Button("Save bytes", id="mcp-resource-save", compact=True)
             yield Button("More", id="mcp-resource-more", compact=True)
         yield Input(placeholder="file name under the workspace; Enter saves", id="mcp-save-name")
+        yield Static(id="mcp-save-said")
         with VerticalScroll(classes="mcp-pane-scroll"):
             yield Static(id="mcp-resource-content")
 
@@ -95,6 +98,7 @@ class McpResourcesPane(McpPane):
         self.query_one("#mcp-resource-list", OptionList).clear_options()
         self.query_one("#mcp-resource-content", Static).update("")
         self.query_one("#mcp-save-name", Input).display = False
+        self._say_saved(Text())
         self.say(Text("Select a server.", style="dim"))
 
     def load(self, server: str) -> None:
@@ -127,7 +131,8 @@ class McpResourcesPane(McpPane):
         listing.add_options(self._options())
         if highlighted is not None:
             listing.highlighted = min(highlighted, listing.option_count - 1)
-        counts = f"{len(self.items['resources'])} resources, {len(self.items['templates'])} templates"
+        counts = f"{_counted(len(self.items['resources']), 'resource')}, "
+        counts += _counted(len(self.items["templates"]), "template")
         more = [kind for kind, cursor in self.cursors.items() if cursor is not None]
         self.say(f"{counts}" + (f"; more {' and '.join(more)} to list (m)" if more else ""))
 
@@ -282,7 +287,12 @@ class McpResourcesPane(McpPane):
         if self.server is None or not uri:
             return
         self.say(Text("Reading ", style="italic").append_text(render_untrusted(uri, newlines="visible")))
-        self.read_resource(self.server, uri)
+        self.read_resource(self.server, uri, to_result=self._typing())
+
+    def _typing(self) -> bool:
+        """Whether the focus is in one of the pane's inputs, where a letter is typed, not a key pressed."""
+        focused = self.screen.focused
+        return isinstance(focused, Input) and self in focused.ancestors
 
     @on(Input.Submitted, "#mcp-resource-uri")
     def _uri_submitted(self, event: Input.Submitted) -> None:
@@ -303,8 +313,9 @@ class McpResourcesPane(McpPane):
             self.read(str(self.items["resources"][int((option.id or "").split(":")[1])].get("uri", "")))
 
     @work(exclusive=True, group="mcp-resources-read", exit_on_error=False, name="read")
-    async def read_resource(self, server: str, uri: str) -> None:
-        """Read one resource and show its contents."""
+    async def read_resource(self, server: str, uri: str, *, to_result: bool = False) -> None:
+        """Read one resource and show its contents; ``to_result``: then focus them, so that w (save),
+        u (subscribe) and m work at once instead of being typed into the box the read came from."""
         try:
             result = await self.source.registry.read_resource(server, uri)
         except DittoError as exc:
@@ -315,7 +326,12 @@ class McpResourcesPane(McpPane):
             return
         self.contents, self.read_uri = read_contents(result), uri
         self._show_contents()
-        self.say(Text("Read ").append_text(render_untrusted(uri, newlines="visible")))
+        self._say_saved(Text())
+        said = Text("Read ").append_text(render_untrusted(uri, newlines="visible"))
+        if to_result and self._typing():
+            self.query_one(".mcp-pane-scroll", VerticalScroll).focus()
+            said.append("; the focus is on the result (w saves it, u subscribes)", style="dim")
+        self.say(said)
 
     def _show_contents(self) -> None:
         subscribed = self.read_uri in self.subscribed
@@ -405,9 +421,21 @@ class McpResourcesPane(McpPane):
             saved = save_under_workspace(self.source.workspace, event.value, data)
         except (DittoError, OSError) as exc:
             self.say(problem_line("Saving", exc))
+            self._say_saved(problem_line("Saving", exc))
             return
         event.input.display = False
         event.input.value = ""
-        self.say(
-            Text(f"Saved {len(data):,} bytes to ").append_text(render_untrusted(saved, newlines="visible"))
-        )
+        self.query_one(".mcp-pane-scroll", VerticalScroll).focus()
+        said = Text(f"Saved {len(data):,} bytes to ").append_text(render_untrusted(saved, newlines="visible"))
+        self.say(said)
+        self._say_saved(said)
+
+    def _say_saved(self, text: Text) -> None:
+        """Show what became of a save beside the result (an empty line takes no room)."""
+        line = self.query_one("#mcp-save-said", Static)
+        line.update(text)
+        line.display = bool(text.plain)
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")

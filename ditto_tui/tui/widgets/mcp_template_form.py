@@ -166,7 +166,7 @@ class TemplateForm(Vertical):
         listing.highlighted = next((i for i, value in enumerate(values) if is_plain_line(value)), None)
         if self.screen.focused is field:
             listing.focus()
-        note = Text(f"{len(values)} completions of ").append_text(name)
+        note = Text(f"{len(values):,} completion{'' if len(values) == 1 else 's'} of ").append_text(name)
         note.append(f" (+{more} more)" if more else "")
         self.note(note.append(" from the server: Enter or a click picks one, Escape goes back."))
 
