@@ -23,6 +23,7 @@ from rich.text import Text
 __all__ = [
     "MARKER_STYLE",
     "NEWLINE_MARKER",
+    "counted",
     "editable_json",
     "is_plain_line",
     "marked",
@@ -61,6 +62,11 @@ _JSON_FALSE = Style(color="bright_red", italic=True)
 _JSON_NULL = Style(color="magenta", italic=True)
 _JSON_OTHER = Style(color="yellow")
 _JSON_INDENT = "  "
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless there is one: ``1 page``, ``1,000 tools``."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def marker_for(char: str) -> str:

@@ -30,7 +30,7 @@ from ditto_tui.supervise import Verdict
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.mcp_source import McpSource, ServerView
 from ditto_tui.tui.screens.accept_change import AcceptChangeModal
-from ditto_tui.tui.text import render_untrusted, untrusted_json
+from ditto_tui.tui.text import counted, render_untrusted, untrusted_json
 from ditto_tui.tui.widgets.diff import unified_diff_text
 from ditto_tui.tui.widgets.mcp_browse_text import bounded, server_info_text
 from ditto_tui.tui.widgets.mcp_call_view import McpCallView
@@ -103,10 +103,6 @@ def _state_text(server: ServerView) -> Text:
     return Text(f"{glyph} {state}", style=style)
 
 
-def _counted(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
-
-
 def _unusable(server: ServerView) -> str:
     """Why ``server`` cannot be pinged or called now, and what to do, in one line."""
     name = repr(server.name)
@@ -174,7 +170,7 @@ def server_detail(
     found = (
         "not listed yet"
         if server.pages is None or server.tools is None
-        else (f"{_counted(server.pages, 'page')}, {_counted(server.tools, 'tool')}")
+        else (f"{counted(server.pages, 'page')}, {counted(server.tools, 'tool')}")
     )
     _line(text, "discovery", f"{found} (limits per discovery: {limits[0]} pages, {limits[1]} tools)")
     for problem in (server.error, error):

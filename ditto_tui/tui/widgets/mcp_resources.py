@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 
 from ditto_tui.errors import DittoError
 from ditto_tui.tui.mcp_source import McpSource
-from ditto_tui.tui.text import is_plain_line, render_untrusted
+from ditto_tui.tui.text import counted, is_plain_line, render_untrusted
 from ditto_tui.tui.widgets.mcp_browse_text import (
     ReadContent,
     bounded,
@@ -131,8 +131,8 @@ class McpResourcesPane(McpPane):
         listing.add_options(self._options())
         if highlighted is not None:
             listing.highlighted = min(highlighted, listing.option_count - 1)
-        counts = f"{_counted(len(self.items['resources']), 'resource')}, "
-        counts += _counted(len(self.items["templates"]), "template")
+        counts = f"{counted(len(self.items['resources']), 'resource')}, "
+        counts += counted(len(self.items["templates"]), "template")
         more = [kind for kind, cursor in self.cursors.items() if cursor is not None]
         self.say(f"{counts}" + (f"; more {' and '.join(more)} to list (m)" if more else ""))
 
@@ -435,7 +435,3 @@ class McpResourcesPane(McpPane):
         line = self.query_one("#mcp-save-said", Static)
         line.update(text)
         line.display = bool(text.plain)
-
-
-def _counted(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
