@@ -115,37 +115,30 @@ async def test_content_annotations_show_beside_their_block(source: McpSource) ->
         assert '"annotations"' in text  # kept in the Observation's metadata too
 
 
-async def test_a_long_call_shows_its_progress_and_x_cancels_it(source: McpSource) -> None:
+@pytest.mark.parametrize(
+    ("key", "focused"),
+    [("x", "#mcp-tree"), ("ctrl+x", "#schema-json")],
+    ids=["x-from-the-list", "ctrl+x-from-the-form-where-x-is-text"],
+)
+async def test_a_long_call_shows_its_progress_and_a_key_cancels_it(
+    source: McpSource, key: str, focused: str
+) -> None:
     app = ScreenApp(lambda: McpScreen(source))
     async with app.run_test(size=(120, 60)) as pilot:
         view = await _call(app, pilot, "trigger-long-running-operation", {"duration": 30, "steps": 30})
         bar = view.query_one(ProgressBar)
         await wait_until(pilot, lambda: bar.total == 30 and (bar.progress or 0) >= 1)
-        assert view.running and " of 30" in screen_text(app)
-        app.screen.query_one("#mcp-tree").focus()
-        await pilot.press("x")
+        assert view.running and " of 30" in screen_text(app) and "Cancel call (x, ctrl+x)" in screen_text(app)
+        target = app.screen.query_one(focused)
+        target.focus()
+        await pilot.pause()
+        before = str(getattr(target, "text", ""))  # the form's JSON editor takes x as text
+        await pilot.press(key)
         await wait_until(pilot, lambda: not view.running)
         assert "Cancelled: the server was told to stop the call." in screen_text(app)
+        assert str(getattr(target, "text", "")) == before and app.screen.focused is target
         runs = [json.loads(line) for line in _journal_lines(source)]
         assert any(line.get("kind") == "run_finished" and line.get("status") == "cancelled" for line in runs)
-
-
-async def test_ctrl_x_cancels_a_call_from_its_form_where_x_is_text(source: McpSource) -> None:
-    app = ScreenApp(lambda: McpScreen(source))
-    async with app.run_test(size=(120, 60)) as pilot:
-        view = await _call(app, pilot, "trigger-long-running-operation", {"duration": 30, "steps": 30})
-        bar = view.query_one(ProgressBar)
-        await wait_until(pilot, lambda: bar.total == 30 and (bar.progress or 0) >= 1)
-        assert "Cancel call (x, ctrl+x)" in screen_text(app)
-        editor = app.screen.query_one("#schema-json")
-        editor.focus()  # the JSON editor, which takes x as text
-        await pilot.pause()
-        typed = editor.text  # type: ignore[attr-defined]
-        await pilot.press("ctrl+x")
-        await wait_until(pilot, lambda: not view.running)
-        assert "Cancelled: the server was told to stop the call." in screen_text(app)
-        assert editor.text == typed  # type: ignore[attr-defined]
-        assert app.screen.focused is editor
 
 
 def _journal_lines(source: McpSource) -> list[str]:
