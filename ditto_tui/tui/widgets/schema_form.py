@@ -1,10 +1,16 @@
 """A form generated from a JSON Schema, with a JSON editor for whatever a form cannot show faithfully.
 
-Each property gets an editor for its kind (:func:`field_kind`): a switch, a choice, a one-line input for a
-number, one line per item for a list of scalars, a bordered group for a nested object, one group per item
-(with *Add item* and *Remove item* buttons) for a list of objects, and JSON for anything else. Each label
-shows the property's name, its ``title`` and kind, and under it the ``description``, all as plain text with
-hidden characters made visible (they come from whoever wrote the schema).
+Each property gets an editor for its kind (:func:`field_kind`): a switch, a choice, a list of checkable
+options for a list of choices, a one-line input for a number, one line per item for a list of scalars, a
+bordered group for a nested object, one group per item (with *Add item* and *Remove item* buttons) for a list
+of objects, and JSON for anything else. A choice is an ``enum``, a ``const``, or a ``oneOf``/``anyOf`` of
+titled constants (MCP elicitation's titled enums); an option shows its ``title`` (or legacy ``enumNames``
+entry) and sends its value. Each label shows the property's name, its ``title`` and kind, and under it the
+``description``, all as plain text with hidden characters made visible (they come from whoever wrote the
+schema); so do option titles.
+
+On submit every problem is listed under the form and also shown at its field, which is marked, focused and
+scrolled into view (the first one); a broken ``format`` is worded plainly (:data:`FORMAT_WORDS`).
 
 Strings are edited as text, never as a JSON literal: what is typed is the value, quotes and backslashes
 included. :func:`uses_text_area` picks the editor of a string:
@@ -28,11 +34,15 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
 
+import jsonschema
+import referencing.exceptions
+from jsonschema.protocols import Validator
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -40,7 +50,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
+from textual.widgets import Button, Input, Label, Select, SelectionList, Static, Switch, TextArea
+from textual.widgets.selection_list import Selection
 
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.schema import MAX_VALIDATED_DEPTH, compile_validator, nesting_depth, schema_errors
@@ -56,6 +67,7 @@ __all__ = [
     "ArgumentsValidator",
     "FieldKind",
     "FieldSpec",
+    "FORMAT_WORDS",
     "FormResult",
     "LONG_MAX_LENGTH",
     "LONG_TEXT",
@@ -103,6 +115,8 @@ ArgumentsValidator = Callable[[Mapping[str, Any]], None]
 
 _COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef", "patternProperties")
 _SCALARS = ("string", "number", "integer", "boolean")
+_TITLED = ("oneOf", "anyOf")
+_TITLED_KEYS = frozenset({"const", "title", "description", "type"})
 
 
 class FieldKind(StrEnum):
@@ -113,6 +127,7 @@ class FieldKind(StrEnum):
     INTEGER = "integer"
     BOOLEAN = "boolean"
     ENUM = "enum"
+    MULTI_ENUM = "multi-enum"
     LIST = "list"
     OBJECT = "object"
     OBJECT_LIST = "object-list"
@@ -158,6 +173,52 @@ def _scalar_kind(schema: Mapping[str, Any]) -> FieldKind | None:
     return FieldKind(kind) if isinstance(kind, str) and kind in _SCALARS else None
 
 
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    """One option of a choice: the value sent, and the title shown instead of it (when there is one)."""
+
+    value: object
+    title: str | None
+
+
+def _choices(schema: Mapping[str, Any]) -> tuple[_Choice, ...] | None:
+    """The options of a choice, or ``None`` when ``schema`` is not a choice the form can show.
+
+    A choice is an ``enum`` (titled by a legacy ``enumNames`` of the same length), a ``const``, or a
+    ``oneOf`` or ``anyOf`` of titled constants (``{"const": "hero-1", "title": "Superman"}``, as MCP
+    elicitation's titled enums are written).
+    """
+    combinators = [key for key in _COMBINATORS if key in schema]
+    if "enum" in schema or "const" in schema:
+        values = None if combinators else _enum_values(schema)
+        if values is None:
+            return None
+        names = schema.get("enumNames")
+        if not isinstance(names, list) or len(names) != len(values):
+            names = [None] * len(values)
+        return tuple(
+            _Choice(value, name if isinstance(name, str) else None)
+            for value, name in zip(values, names, strict=True)
+        )
+    if len(combinators) != 1 or combinators[0] not in _TITLED:
+        return None
+    members = schema[combinators[0]]
+    if not isinstance(members, list) or not 0 < len(members) <= MAX_ENUM_OPTIONS:
+        return None
+    choices = [_titled_const(member) for member in members]
+    return None if any(choice is None for choice in choices) else tuple(filter(None, choices))
+
+
+def _titled_const(member: object) -> _Choice | None:
+    """One titled constant of a ``oneOf`` or ``anyOf`` choice, or ``None`` when it is something else."""
+    if not isinstance(member, Mapping) or "const" not in member or not set(member) <= _TITLED_KEYS:
+        return None
+    value, title = member["const"], member.get("title")
+    if isinstance(value, dict | list) or not isinstance(title, str | None):
+        return None
+    return _Choice(value, title)
+
+
 def _enum_values(schema: Mapping[str, Any]) -> list[Any] | None:
     values = schema.get("enum", [schema["const"]] if "const" in schema else None)
     if not isinstance(values, list) or not 0 < len(values) <= MAX_ENUM_OPTIONS:
@@ -169,10 +230,12 @@ def _enum_values(schema: Mapping[str, Any]) -> list[Any] | None:
 
 def field_kind(schema: object) -> FieldKind:
     """The editor kind for one property schema; anything a form cannot show faithfully is JSON."""
-    if not isinstance(schema, Mapping) or any(key in schema for key in _COMBINATORS):
+    if not isinstance(schema, Mapping):
         return FieldKind.JSON
-    if "enum" in schema or "const" in schema:
-        return FieldKind.ENUM if _enum_values(schema) is not None else FieldKind.JSON
+    if _choices(schema) is not None:
+        return FieldKind.ENUM
+    if any(key in schema for key in (*_COMBINATORS, "enum", "const")):
+        return FieldKind.JSON
     scalar = _scalar_kind(schema)
     if scalar is not None:
         return scalar
@@ -181,6 +244,8 @@ def field_kind(schema: object) -> FieldKind:
         items = schema.get("items")
         if field_kind(items) is FieldKind.OBJECT:
             return FieldKind.OBJECT_LIST
+        if isinstance(items, Mapping) and _choices(items) is not None:
+            return FieldKind.MULTI_ENUM
         if isinstance(items, Mapping) and not any(key in items for key in ("enum", "const", *_COMBINATORS)):
             return FieldKind.LIST if _scalar_kind(items) is not None else FieldKind.JSON
         return FieldKind.JSON
@@ -311,8 +376,12 @@ def _fits(kind: FieldKind, schema: object, initial: object) -> bool:
         return isinstance(initial, str) and _is_editable_text(initial)
     if kind is FieldKind.ENUM:
         assert isinstance(schema, Mapping)
-        values = _enum_values(schema) or []
-        return any(_same_json(initial, option) for option in values)
+        return _choice_index(_choices(schema) or (), initial) is not None
+    if kind is FieldKind.MULTI_ENUM:
+        assert isinstance(schema, Mapping)
+        options = _choices(schema["items"]) or ()
+        indexes = [_choice_index(options, item) for item in initial] if isinstance(initial, list) else [None]
+        return None not in indexes and len(set(indexes)) == len(indexes)
     if kind is FieldKind.LIST:
         assert isinstance(schema, Mapping)
         item_kind = _scalar_kind(schema["items"])
@@ -337,6 +406,11 @@ def _fits_scalar(kind: FieldKind | None, value: object) -> bool:
 def _is_editable_text(text: str) -> bool:
     """Whether ``text`` can be edited as it is: its only hidden characters are newlines and tabs."""
     return is_plain_line(text.replace("\n", "").replace("\t", ""))
+
+
+def _choice_index(choices: Sequence[_Choice], value: object) -> int | None:
+    """Where ``value`` is among ``choices``, or ``None`` when it is not one of them."""
+    return next((index for index, choice in enumerate(choices) if _same_json(choice.value, value)), None)
 
 
 def _same_json(left: object, right: object) -> bool:
@@ -378,6 +452,9 @@ class _Field(Vertical):
     _Field { height: auto; margin: 0 0 1 0; }
     _Field > .field-label { width: 1fr; }
     _Field > .field-description { color: $text-muted; width: 1fr; }
+    _Field > .field-error { color: $error; width: 1fr; display: none; }
+    _Field.-invalid { border-left: thick $error; padding-left: 1; }
+    _Field.-invalid > .field-error { display: block; }
     """
 
     hint: ClassVar[str] = ""
@@ -388,6 +465,7 @@ class _Field(Vertical):
         self.initial = initial
         self.path = path
         self.given = given
+        self.error_line = Static(classes="field-error")
 
     def compose(self) -> ComposeResult:
         yield Label(self.label(), classes="field-label")
@@ -395,6 +473,20 @@ class _Field(Vertical):
         if isinstance(description, str) and description:
             yield Static(_description(description), classes="field-description")
         yield from self.editor()
+        yield self.error_line
+
+    def show_problems(self, messages: Sequence[str]) -> None:
+        """Mark the field with what is wrong with it (nothing clears the mark); plain text, as the
+        messages may quote the schema."""
+        self.set_class(bool(messages), "-invalid")
+        lines = (render_untrusted(f"✗ {message}", newlines="visible") for message in messages)
+        self.error_line.update(Text("\n").join(lines))
+
+    def focus_editor(self) -> None:
+        """Focus the field's first editor."""
+        focusable = next((widget for widget in self.query("*") if widget.focusable), None)
+        if focusable is not None:
+            focusable.focus(scroll_visible=False)
 
     def label(self) -> Text:
         """The property's name, its title when it has one, a mark when required, and its kind."""
@@ -562,26 +654,87 @@ class _BooleanField(_Field):
 
 
 class _EnumField(_Field):
-    """A choice among the schema's ``enum`` (or ``const``) values."""
+    """A choice among the schema's options (see :func:`_choices`), shown by their titles."""
 
     def editor(self) -> ComposeResult:
-        self.values = _enum_values(self.spec.schema) or []
-        options = [(_option_label(value), index) for index, value in enumerate(self.values)]
-        chosen = next(
-            (index for index, value in enumerate(self.values) if _same_json(value, self.initial)), Select.NULL
+        self.choices = _choices(self.spec.schema) or ()
+        options = list(zip(_choice_labels(self.choices), range(len(self.choices)), strict=True))
+        chosen = _choice_index(self.choices, self.initial)
+        yield Select(
+            options, value=Select.NULL if chosen is None else chosen, allow_blank=True, classes="field-input"
         )
-        yield Select(options, value=chosen, allow_blank=True, classes="field-input")
 
     def blank(self) -> bool:
         return not isinstance(self.query_one(Select).value, int)
 
     def read(self, errors: list[str]) -> object:
         chosen = self.query_one(Select).value
-        return self.values[chosen] if isinstance(chosen, int) else MISSING
+        return self.choices[chosen].value if isinstance(chosen, int) else MISSING
 
 
-def _option_label(value: object) -> Text:
-    return render_untrusted(value) if isinstance(value, str) else Text(json.dumps(value))
+class _MultiEnumField(_Field):
+    """A list of options picked from the item schema's choices, each shown by its title, toggled with
+    space, enter or a click. The list keeps the order it came in; options picked later follow in order."""
+
+    DEFAULT_CSS = """
+    _MultiEnumField > SelectionList { height: auto; max-height: 12; }
+    """
+
+    def editor(self) -> ComposeResult:
+        self.choices = _choices(self.spec.schema["items"]) or ()
+        initial = self.initial if isinstance(self.initial, list) else []
+        self.order = [index for item in initial if (index := _choice_index(self.choices, item)) is not None]
+        yield SelectionList[int](
+            *(
+                Selection(label, index, index in self.order)
+                for index, label in enumerate(_choice_labels(self.choices))
+            ),
+            classes="field-input field-choices",
+        )
+
+    def kind_hint(self) -> str:
+        least, most = (self.spec.schema.get(key) for key in ("minItems", "maxItems"))
+        least = least if isinstance(least, int) and not isinstance(least, bool) and least > 0 else None
+        most = most if isinstance(most, int) and not isinstance(most, bool) else None
+        if least is not None and most is not None:
+            return f"choose {least} to {most}"
+        if least is not None or most is not None:
+            return f"choose at least {least}" if least is not None else f"choose at most {most}"
+        return "choose any"
+
+    def blank(self) -> bool:
+        return not self.query_one(SelectionList).selected
+
+    def read(self, errors: list[str]) -> object:
+        selected = set(self.query_one(SelectionList).selected)
+        if not selected:
+            return self._empty([])
+        picked = [index for index in self.order if index in selected]
+        picked += sorted(selected.difference(picked))
+        return [self.choices[index].value for index in picked]
+
+
+def _choice_labels(choices: Sequence[_Choice]) -> list[Text]:
+    """What each option shows: its title, else its value; a title that two options share also shows
+    the value, so that they can be told apart."""
+    titles = Counter(choice.title for choice in choices)
+    labels = []
+    for choice in choices:
+        if not choice.title:
+            labels.append(_option_label(choice.value))
+            continue
+        label = render_untrusted(choice.title, newlines="visible")
+        if titles[choice.title] > 1:
+            label.append("  ")
+            label.append_text(_option_label(choice.value, style="dim"))
+        labels.append(label)
+    return labels
+
+
+def _option_label(value: object, style: str = "") -> Text:
+    if isinstance(value, str):
+        return render_untrusted(value, newlines="visible", style=style)
+    return Text(json.dumps(value), style=style)
 
 
 class _ListField(_Field):
@@ -749,6 +902,7 @@ _EDITORS: dict[FieldKind, type[_Field]] = {
     FieldKind.INTEGER: _NumberField,
     FieldKind.BOOLEAN: _BooleanField,
     FieldKind.ENUM: _EnumField,
+    FieldKind.MULTI_ENUM: _MultiEnumField,
     FieldKind.LIST: _ListField,
     FieldKind.OBJECT: _ObjectField,
     FieldKind.OBJECT_LIST: _ObjectListField,
@@ -761,6 +915,95 @@ def _field_widgets(fields: Sequence[FieldSpec], value: Mapping[str, Any], prefix
         initial = _initial(spec.name, spec.schema, value)
         path = f"{prefix}.{spec.name}" if prefix else spec.name
         yield _EDITORS[spec.kind](spec, initial, path, given=spec.name in value)
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    """One reason the arguments are refused: the line listed under the form, the paths of the fields it
+    may belong to (the closest first), and what is shown at that field."""
+
+    line: str
+    at: tuple[str, ...] = ()
+    message: str = ""
+
+
+FORMAT_WORDS: dict[str, str] = {
+    "email": "not an email address",
+    "idn-email": "not an email address",
+    "uri": "not a URI (a full address, such as https://example.com/)",
+    "iri": "not a URI (a full address, such as https://example.com/)",
+    "uri-reference": "not a URI reference",
+    "date": "not a date (YYYY-MM-DD, such as 2025-01-31)",
+    "date-time": "not a date and time (such as 2025-01-31T09:30:00Z)",
+    "time": "not a time (such as 09:30:00Z)",
+    "duration": "not a duration (such as P1DT2H)",
+    "ipv4": "not an IPv4 address",
+    "ipv6": "not an IPv6 address",
+    "hostname": "not a host name",
+    "idn-hostname": "not a host name",
+    "uuid": "not a UUID",
+    "regex": "not a regular expression",
+}
+"""How a value that breaks a string ``format`` is described, in place of the schema library's wording."""
+
+
+def _schema_problems(validator: Validator, arguments: Mapping[str, Any]) -> list[_Problem]:
+    """Every schema violation of ``arguments`` as :func:`schema_errors` words it, in the same order,
+    except that a broken ``format`` is worded plainly (``email: not an email address``)."""
+    try:
+        found = sorted(validator.iter_errors(arguments), key=lambda error: list(map(str, error.path)))
+    except (referencing.exceptions.Unresolvable, RecursionError):
+        return [_Problem(line) for line in schema_errors(validator, arguments)]
+    return [_problem(error) for error in found]
+
+
+def _problem(error: jsonschema.ValidationError) -> _Problem:
+    parts = list(error.absolute_path)
+    where = ".".join(map(str, parts)) or "(arguments)"
+    message = error.message
+    if error.validator == "format":
+        fmt = error.validator_value
+        message = FORMAT_WORDS.get(fmt, f"not in the {fmt!r} format") if isinstance(fmt, str) else message
+    shown = message
+    missing = _missing_property(error)
+    if missing is not None:
+        parts.append(missing)
+        shown = "required: give it a value"
+    at = tuple(_form_path(parts[:count]) for count in range(len(parts), 0, -1))
+    return _Problem(f"{where}: {message}", at, shown)
+
+
+def _missing_property(error: jsonschema.ValidationError) -> str | None:
+    """The property a ``required`` error is about (each missing one has its own error)."""
+    names, instance = error.validator_value, error.instance
+    if error.validator != "required" or not isinstance(names, list) or not isinstance(instance, Mapping):
+        return None
+    wanted = [name for name in names if isinstance(name, str) and name not in instance]
+    return next((name for name in wanted if error.message == f"{name!r} is a required property"), None)
+
+
+def _form_path(parts: Sequence[object]) -> str:
+    """A field's path (``files[0].name``) from the keys and indexes leading to it."""
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path
+
+
+def _owner(problem: _Problem, fields: Mapping[str, _Field]) -> tuple[_Field | None, str]:
+    """The field ``problem`` belongs to, with what to show there; a read error names its field's path."""
+    for path in problem.at:
+        if path in fields:
+            return fields[path], problem.message
+    named = [path for path in fields if problem.line.startswith(f"{path}: ")]
+    if not named:
+        return None, problem.line
+    path = max(named, key=len)
+    return fields[path], problem.line[len(path) + 2 :]
+
+
+def _outcome(arguments: dict[str, Any] | None, problems: Sequence[_Problem]) -> FormResult:
+    return FormResult(None if problems else arguments, tuple(problem.line for problem in problems))
 
 
 def _read_fields(container: Widget, errors: list[str]) -> dict[str, Any]:
@@ -868,26 +1111,50 @@ class SchemaForm(Guarded, Vertical, can_focus=False):
 
     def result(self) -> FormResult:
         """Read and validate: the schema first, then the tool's own ``validate``."""
+        return _outcome(*self._check())
+
+    def _check(self) -> tuple[dict[str, Any] | None, list[_Problem]]:
         errors: list[str] = []
         arguments = self.read(errors)
         if arguments is None or errors:
-            return FormResult(None, tuple(errors))
-        if self.validator is not None:
-            errors.extend(schema_errors(self.validator, arguments))
-        if not errors and self.tool_validate is not None:
+            return None, [_Problem(line) for line in errors]
+        problems = _schema_problems(self.validator, arguments) if self.validator is not None else []
+        if not problems and self.tool_validate is not None:
             try:
                 self.tool_validate(arguments)
             except Exception as exc:  # the tool's own check may raise anything: it refuses the arguments
-                errors.append(f"refused: {sanitize_public_message(str(exc) or type(exc).__name__)}")
-        return FormResult(None if errors else arguments, tuple(errors))
+                refusal = sanitize_public_message(str(exc) or type(exc).__name__)
+                problems.append(_Problem(f"refused: {refusal}"))
+        return arguments, problems
 
     def submit(self) -> FormResult:
-        """Validate, show the errors, and post :class:`Submitted` when the arguments are valid."""
-        outcome = self.result()
+        """Validate, show the errors (each also at its field, the first focused and scrolled to), and
+        post :class:`Submitted` when the arguments are valid."""
+        arguments, problems = self._check()
+        outcome = _outcome(arguments, problems)
         self.show_errors(outcome.errors)
+        self._mark(problems)
         if outcome.arguments is not None:
             self.post_message(self.Submitted(self, outcome.arguments))
         return outcome
+
+    def _mark(self, problems: Sequence[_Problem]) -> None:
+        """Show each problem at its field and bring the first such field into view, focused (or the list
+        under the form, when no field owns a problem)."""
+        fields = {field.path: field for field in self.query(_Field)}
+        marked: dict[str, list[str]] = {}
+        for problem in problems:
+            field, message = _owner(problem, fields)
+            if field is not None:
+                marked.setdefault(field.path, []).append(message)
+        for path, field in fields.items():
+            field.show_problems(marked.get(path, []))
+        first = next((field for field in fields.values() if field.path in marked), None)
+        if first is not None:
+            first.focus_editor()
+        if problems:
+            target = first or self.query_one("#schema-errors", Static)
+            self.call_after_refresh(target.scroll_visible, animate=False)
 
     def show_errors(self, errors: Sequence[str]) -> None:
         """Show ``errors`` under the form (they may quote untrusted schema text, so they stay plain)."""
