@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 from collections.abc import Mapping
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.containers import VerticalScroll
 from textual.widgets import Input, Select, SelectionList
 
@@ -17,6 +18,7 @@ from ditto_tui.supervise.mcp_requests import ElicitationAnswer, ElicitationReque
 from ditto_tui.tui.screens.elicitation import ElicitationModal
 from ditto_tui.tui.widgets.schema_form import FieldKind, SchemaForm, field_kind, plan_fields
 from tests.tui.run_fixtures import wait_until
+from tests.tui.test_schema_form import FormApp
 
 EVERYTHING: dict[str, Any] = json.loads(
     (Path(__file__).parents[1] / "data" / "elicitation_everything.json").read_text(encoding="utf-8")
@@ -45,23 +47,6 @@ FISH = {
     },
     "default": ["fish-1"],
 }
-
-
-class FormApp(App[None]):
-    """One form in a scrolling container; records what it submits."""
-
-    def __init__(self, schema: Mapping[str, Any], **kwargs: Any) -> None:
-        super().__init__()
-        self.schema = schema
-        self.kwargs = kwargs
-        self.submitted: list[dict[str, Any]] = []
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield SchemaForm(self.schema, id="form", **self.kwargs)
-
-    def on_schema_form_submitted(self, event: SchemaForm.Submitted) -> None:
-        self.submitted.append(event.arguments)
 
 
 class Host(App[None]):
@@ -316,6 +301,11 @@ def field_at(form: SchemaForm, path: str) -> Any:
     return next(field for field in form.query(".field") if getattr(field, "path", "") == path)
 
 
+def _all_shown(app: Any, titles: list[str]) -> bool:
+    screen = seen(app)
+    return all(title in screen for title in titles)
+
+
 async def test_the_elicitation_from_server_everything_shows_titles_and_sends_consts() -> None:
     view = ElicitationModal(request(EVERYTHING))
     app = Host(view)
@@ -331,9 +321,9 @@ async def test_the_elicitation_from_server_everything_shows_titles_and_sends_con
         }
         for name, titles in shown.items():
             field_at(form, name).scroll_visible(animate=False)
-            await pilot.pause()
+            # The scroll is drawn a frame or more later: wait for the titles rather than one pause.
+            await wait_until(pilot, functools.partial(_all_shown, app, titles))
             screen = seen(app)
-            assert all(title in screen for title in titles), (name, screen)
             assert "hero-1" not in screen and "pet-1" not in screen and "fish-1" not in screen
         await wait_until(pilot, lambda: app.focused is not None)
         form.focus_first()
