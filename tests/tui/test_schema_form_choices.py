@@ -351,8 +351,8 @@ async def test_an_elicitation_with_a_bad_email_is_not_sent_and_points_at_the_ema
         email = field_at(form, "email")
         email.query_one(Input).value = "notanemail"
         field_at(form, "untitledMultipleSelectEnum").scroll_visible(animate=False)
-        await pilot.pause()
-        assert not email.region.overlaps(view.body.region)
+        # The scroll is laid out a frame or more later: wait for it rather than one pause.
+        await wait_until(pilot, lambda: not email.region.overlaps(view.body.region))
         await pilot.press("ctrl+s")
         await pilot.pause()
         await pilot.pause()
