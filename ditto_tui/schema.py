@@ -9,9 +9,11 @@ is not compiled, and only the tool checks then.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import jsonschema
@@ -73,7 +75,105 @@ def _compiled(text: str) -> tuple[Validator | None, str | None]:
         return None, f"the input schema is invalid: {exc.message}"
     except RecursionError:
         return None, "the input schema nests too deeply to be checked here"
-    return cls(schema, format_checker=cls.FORMAT_CHECKER), None
+    return cls(schema, format_checker=_format_checker(cls)), None
+
+
+# The string formats the installed jsonschema checks only with optional packages (rfc3339-validator,
+# rfc3987, fqdn, isoduration): MCP elicitation asks for ``uri`` and ``date-time``, so they are checked
+# here with the standard library. ASCII digits only (``\d`` would take any script's digits).
+_DATE_TIME = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?"
+    r"(?:[Zz]|[+-]([0-9]{2}):([0-9]{2}))"
+)
+_TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:[Zz]|[+-]([0-9]{2}):([0-9]{2}))")
+_URI_TEXT = r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*"
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:" + _URI_TEXT)
+_URI_REFERENCE = re.compile(_URI_TEXT)
+_HOST_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_DURATION = re.compile(
+    r"P(?=[0-9]|T)(?:[0-9]+Y)?(?:[0-9]+M)?(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+S)?)?"
+    r"|P[0-9]+W"
+)
+
+
+def _clock(hour: str, minute: str, second: str, offset_hour: str | None, offset_minute: str | None) -> bool:
+    """An RFC 3339 time of day: second 60 is a leap second; an offset is at most 23:59."""
+    if int(hour) > 23 or int(minute) > 59 or int(second) > 60:
+        return False
+    return offset_hour is None or (int(offset_hour) <= 23 and int(offset_minute or "0") <= 59)
+
+
+def is_date_time(text: str) -> bool:
+    """RFC 3339 ``date-time`` (``2025-01-31T09:30:00Z``, ``2025-01-31t09:30:00.5+01:00``)."""
+    found = _DATE_TIME.fullmatch(text)
+    if found is None:
+        return False
+    year, month, day, *clock = found.groups()
+    try:
+        datetime.date(int(year), int(month), int(day))
+    except ValueError:
+        return False
+    return _clock(*clock)
+
+
+def is_time(text: str) -> bool:
+    """RFC 3339 ``full-time``: a time of day with its offset (``09:30:00Z``)."""
+    found = _TIME.fullmatch(text)
+    return found is not None and _clock(*found.groups())
+
+
+def is_uri(text: str) -> bool:
+    """An RFC 3986 URI: a scheme, then only characters a URI may hold (``%`` only as ``%XX``)."""
+    return _URI.fullmatch(text) is not None
+
+
+def is_uri_reference(text: str) -> bool:
+    """An RFC 3986 URI reference: a URI or a relative reference."""
+    return _URI_REFERENCE.fullmatch(text) is not None
+
+
+def is_hostname(text: str) -> bool:
+    """An RFC 1123 host name: dot-separated labels of 1–63 letters, digits and inner hyphens, 253 in all."""
+    name = text[:-1] if text.endswith(".") else text
+    if not name or len(name) > 253:
+        return False
+    return all(_HOST_LABEL.fullmatch(label) for label in name.split("."))
+
+
+def is_duration(text: str) -> bool:
+    """An ISO 8601 duration (RFC 3339 appendix A): ``P1DT2H``, ``PT30M``, ``P2W``; units in order, a
+    ``T`` before hours, minutes and seconds, and weeks alone."""
+    return _DURATION.fullmatch(text) is not None
+
+
+_ADDED_FORMATS: dict[str, Callable[[str], bool]] = {
+    "date-time": is_date_time,
+    "time": is_time,
+    "uri": is_uri,
+    "uri-reference": is_uri_reference,
+    "hostname": is_hostname,
+    "duration": is_duration,
+}
+
+
+@functools.cache
+def _format_checker(cls: type[Validator]) -> jsonschema.FormatChecker:
+    """The draft's own format checker, with :data:`_ADDED_FORMATS` for those it does not check."""
+    checker = jsonschema.FormatChecker(formats=())
+    checker.checkers = dict(cls.FORMAT_CHECKER.checkers)
+    for name, check in _ADDED_FORMATS.items():
+        if name not in checker.checkers:
+            checker.checks(name)(_strings_only(check))
+    return checker
+
+
+def _strings_only(check: Callable[[str], bool]) -> Callable[[object], bool]:
+    """A format applies to strings only: any other value passes (JSON Schema's rule)."""
+
+    def checked(instance: object) -> bool:
+        return not isinstance(instance, str) or check(instance)
+
+    return checked
 
 
 def schema_errors(validator: Validator, arguments: Mapping[str, Any]) -> list[str]:

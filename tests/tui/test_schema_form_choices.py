@@ -368,3 +368,26 @@ async def test_an_elicitation_with_a_bad_email_is_not_sent_and_points_at_the_ema
     answer = app.answers[0]
     assert answer is not None and answer.content is not None
     assert answer.content["email"] == "ada@example.com"
+
+
+async def test_a_date_time_and_a_uri_that_break_their_format_are_refused_in_plain_words() -> None:
+    schema = obj(
+        when={"type": "string", "format": "date-time", "title": "When"},
+        site={"type": "string", "format": "uri", "title": "Site"},
+    )
+    app = FormApp(schema, value={"when": "tomorrow at nine", "site": "example.com"})
+    async with app.run_test(size=(80, 20)) as pilot:
+        form = app.query_one(SchemaForm)
+        await pilot.pause()
+        outcome = form.submit()
+        await pilot.pause()
+        assert outcome.errors == (
+            "site: not a URI (a full address, such as https://example.com/)",
+            "when: not a date and time (such as 2025-01-31T09:30:00Z)",
+        )
+        assert app.submitted == []
+        field_at(form, "when").query_one(Input).value = "2025-01-31T09:30:00Z"
+        field_at(form, "site").query_one(Input).value = "https://example.com/"
+        assert form.submit().errors == ()
+        await pilot.pause()
+    assert app.submitted == [{"when": "2025-01-31T09:30:00Z", "site": "https://example.com/"}]
