@@ -4,6 +4,7 @@ while a run is live."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import shutil
 from pathlib import Path
@@ -13,7 +14,8 @@ from rich.console import Console
 from textual.pilot import Pilot
 
 from ditto_tui.config import load_runtime_config_file
-from ditto_tui.infer import MESSAGE_DELTA, InferMessage
+from ditto_tui.infer import MESSAGE_DELTA, InferMessage, ModelProvider
+from ditto_tui.infer.scripted import ScriptedProvider, ScriptTurn
 from ditto_tui.program import load_program
 from ditto_tui.runtime import CustomEvent, NodeFinished, NodeStarted
 from ditto_tui.supervise.journal import list_runs
@@ -28,16 +30,39 @@ from tests.tui.run_fixtures import approval_view, keys_armed, run_screen, screen
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "ditto_tui" / "agent"
 SIZE = (140, 45)
+STREAM_SECONDS = 0.002
+"""The pause between streamed pieces in these tests. The packaged script waits 0.03 s so that a person can
+watch the words arrive; nothing here measures that pause, and at 0.03 s it was most of each test's time.
+The pieces are the same and each still arrives in a step of the event loop of its own."""
+
+
+def quick_stream(provider: ModelProvider | None, seconds: float = STREAM_SECONDS) -> ScriptedProvider:
+    """``provider`` (the packaged scripted model) with every turn's pause between pieces at most
+    ``seconds``; its turns, their pieces and its streaming are unchanged."""
+    assert isinstance(provider, ScriptedProvider) and provider.script.stream
+
+    def quick(turn: ScriptTurn) -> ScriptTurn:
+        return turn.model_copy(update={"delay_seconds": min(turn.delay_seconds, seconds)})
+
+    turns = [
+        quick(entry)
+        if isinstance(entry, ScriptTurn)
+        else entry.model_copy(update={"choose": [quick(turn) for turn in entry.choose]})
+        for entry in provider.script.turns
+    ]
+    return ScriptedProvider(provider.script.model_copy(update={"turns": turns}), name=provider.name)
 
 
 def agent_app(tmp_path: Path, *, ask_task: bool = True) -> DittoApp:
-    """The app ``ditto-tui`` opens in a fresh project folder: the packaged agent and its config."""
+    """The app ``ditto-tui`` opens in a fresh project folder: the packaged agent and its config (its
+    scripted model streaming :data:`STREAM_SECONDS` apart)."""
     root = tmp_path / "project"
     root.mkdir()
     (root / "README.md").write_text("# Project\n\nRun it with make.\n", encoding="utf-8")
     shutil.copy(AGENT / "ditto.yaml", root / "ditto.yaml")
     config = load_runtime_config_file(root / "ditto.yaml", {})
     program = load_program(AGENT / "react_agent.py", config, root)
+    program = dataclasses.replace(program, provider=quick_stream(program.provider))
     return DittoApp(RunSpec(config=config, workspace=root, program=program, ask_task=ask_task))
 
 
@@ -248,7 +273,7 @@ async def test_streamed_model_text_is_markdown_that_cannot_act(tmp_path: Path) -
         await screen.view.restart()
         screen.post_message(EventsArrived((started, *pieces)))
         await wait_until(pilot, lambda: bool(transcript(app).transcript.turns))
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: "⟨U+202E⟩" in screen_text(app))  # the last piece is drawn
         source = "".join(segment.source for segment in transcript(app).query(MarkdownText))
         assert "evil.example" in source and "\x1b" not in source and "\u202e" not in source
         text = screen_text(app)
