@@ -79,6 +79,9 @@ class DittoApp(Guarded, App[None]):
     decisions_waiting: var[int] = var(0, init=False)
     """Requests in the inbox with no decision view showing them (the pending badge of each screen)."""
 
+    mode_changes: var[int] = var(0, init=False)
+    """How often the session's mode changed in the app: status bars watch it to redraw at once."""
+
     def __init__(self, spec: RunSpec, *, start: str | None = None) -> None:
         super().__init__()
         self.bridge = RunBridge(spec)
@@ -219,6 +222,7 @@ class DittoApp(Guarded, App[None]):
             self.notify("The session is still opening; change the mode once it is open.", markup=False)
             return
         mode = switch.cycle()
+        self.mode_changes += 1
         self.notify(f"{mode}: {describe_mode(mode)}", title="Mode", markup=False)
         self.refresh_bindings()
 

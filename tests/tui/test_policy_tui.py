@@ -104,13 +104,35 @@ async def test_read_only_mode_is_shown_and_denies_a_write_without_asking(tmp_pat
     async with app.run_test(size=SIZE) as pilot:
         result = await outputs(pilot)
         assert result["write"].error.code == MODE_DENIED and app.desk.open is None
-        status = str(run_screen(app).query_one("#status").render())
-        assert "read-only mode (M)" in status
+        status = run_screen(app).query_one("#status")
+        assert "read-only mode (M)" in str(status.render())
         await keys_armed(pilot)
+        # The run has finished, so no tick redraws the status bar: it follows each change at once.
+        for mode in ("auto-edit", "plan"):
+            await pilot.press("M")
+            await wait_until(pilot, lambda mode=mode: f"{mode} mode (M)" in str(status.render()))
         await pilot.press("M")
-        await wait_until(pilot, lambda: app.session_mode == "auto-edit")
+        await wait_until(pilot, lambda: "mode (M)" not in str(status.render()))
+        assert app.session_mode == "ask"
     header = read_journal(list_runs(root)[-1].path).header
     assert header["mode"] == "read-only"
+
+
+async def test_at_80_columns_the_status_bar_keeps_the_mode_and_the_pending_approval(tmp_path: Path) -> None:
+    app = app_for(workspace(tmp_path), "graphs/write_note.py")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await approval_view(pilot)
+        await pilot.press("escape")  # later: the write waits, and the status bar counts it
+        await keys_armed(pilot)
+        await pilot.press("M")  # ask → read-only, for the next call
+        status = run_screen(app).query_one("#status")
+        await wait_until(pilot, lambda: "read-only (M)" in str(status.render()))
+        line = status.render()
+        assert "1 approval pending (p)" in str(line) and "⏸1 " in str(line)
+        assert len(str(line)) <= status.content_region.width
+        await pilot.resize_terminal(160, 30)
+        await wait_until(pilot, lambda: "read-only mode (M)" in str(status.render()))
+        assert "⏸ 1 awaiting" in str(status.render())
 
 
 async def test_the_mode_key_during_a_decision_is_journaled_and_applies_to_the_next_call(
