@@ -3,7 +3,10 @@ the app, a grant applied to the queue, the mode key and the status bar, and a de
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+
+from textual.widget import Widget
 
 from ditto_tui.program import load_program
 from ditto_tui.runtime import ApprovalResolved, ModeChanged
@@ -110,12 +113,16 @@ async def test_read_only_mode_is_shown_and_denies_a_write_without_asking(tmp_pat
         # The run has finished, so no tick redraws the status bar: it follows each change at once.
         for mode in ("auto-edit", "plan"):
             await pilot.press("M")
-            await wait_until(pilot, lambda mode=mode: f"{mode} mode (M)" in str(status.render()))
+            await wait_until(pilot, functools.partial(_shows, status, f"{mode} mode (M)"))
         await pilot.press("M")
         await wait_until(pilot, lambda: "mode (M)" not in str(status.render()))
         assert app.session_mode == "ask"
     header = read_journal(list_runs(root)[-1].path).header
     assert header["mode"] == "read-only"
+
+
+def _shows(widget: Widget, text: str) -> bool:
+    return text in str(widget.render())
 
 
 async def test_at_80_columns_the_status_bar_keeps_the_mode_and_the_pending_approval(tmp_path: Path) -> None:
