@@ -67,7 +67,7 @@ def build_runtime(
     gate.grants = GrantStore(workspace)
     gate.mode = ModeSwitch(mode)
     for tool in program.reviews:  # the program asks for its results to be reviewed (only ever more review)
-        gate.reviews.add(tool)
+        gate.reviews.add(tool, by="graph")
     tools = ToolRegistry(program.tools)
     run_journal = None
     if journal:

@@ -13,8 +13,9 @@ Resolution = Literal[DecisionKind, "timeout", "cancelled"]
 
 DecidedBy = Literal["rule", "default", "grant", "human", "mode", "timeout"]
 """Who or what decided a call (its provenance): a rule of the policy (its file and line), the policy's
-default (no rule matched), an earlier grant, the approver (a person, or a fixed ``--approve`` answer),
-the mode, or a timeout (the rule's ``onTimeout``)."""
+default (no rule matched), an earlier grant, a person (``human``), a setting of the session that answers
+without asking anyone (``mode``: the mode, or an approver that answers by itself, such as the headless
+``--approve`` fixed answer; the decision's reason names which), or a timeout (the rule's ``onTimeout``)."""
 
 DENIED = "APPROVAL_DENIED"
 """The result code of a call denied by a rule or by the approver."""

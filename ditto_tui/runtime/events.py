@@ -30,6 +30,9 @@ RunStatus = Literal["succeeded", "failed", "cancelled"]
 ReviewResolution = Literal["pass", "redact", "fail", "timeout", "cancelled"]
 """How a result review ended: passed as it was, redacted, failed by the person, no answer in time (the
 rule's ``onTimeout`` says what followed), or withdrawn with its call."""
+ReviewCause = Literal["rule", "graph", "person"]
+"""What asked for a call's result to be reviewed: a rule with ``review: results``, the graph
+(``Program(reviews=[...])``), or the person's review toggle (``v`` on the Tools screen)."""
 _DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
 
 
@@ -178,7 +181,9 @@ class ApprovalResolved(ExecutionEvent):
     edited: bool = False
     arguments: Any = Field(default=None, description="The edited arguments that run, in full (edits only).")
     decided_by: DecidedBy | None = Field(
-        default=None, description="Who decided: human (the approver) or timeout (the rule's onTimeout)."
+        default=None,
+        description="Who decided: human (a person), timeout (the rule's onTimeout), grant, mode (the mode, "
+        "or an approver that answers by itself: a fixed --approve answer), or rule (an edit a rule denies).",
     )
     rules: tuple[RuleRef, ...] = Field(
         default=(), description="The rules that asked, with file and line; empty: the policy's default asked."
@@ -237,6 +242,11 @@ class ReviewRequested(ExecutionEvent):
         default=(), description="What the review heuristic marked in the result's text."
     )
     rule: str | None = Field(default=None, description="The rule that asked for review (None: the session).")
+    asked_by: ReviewCause | None = Field(
+        default=None,
+        description="What asked for the review: a rule, the graph (Program(reviews=...)) or the person's "
+        "review toggle (None: not recorded, in older journals).",
+    )
 
 
 class ReviewResolved(ExecutionEvent):

@@ -90,7 +90,8 @@ class CallRecord:
     delivery: str | None = None
     redacted: bool = False
     decided_by: str | None = None
-    """The provenance the journal recorded (human, timeout, grant, mode), None in older journals."""
+    """The provenance the journal recorded (human, timeout, grant, mode: the mode, or an approver that
+    answered by itself), None in older journals."""
 
     @property
     def executed(self) -> bool | None:
@@ -285,6 +286,8 @@ def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
     approver = str(header.get("approver") or "the approver")
     if record.decided_by == "grant":
         return f"a grant ({record.reason})" if record.reason else "a grant"
+    if record.decided_by == "mode" and record.requested_at is not None:  # the approver answered by itself
+        return approver
     if record.decided_by == "mode":
         return f"the mode ({record.reason})" if record.reason else "the mode"
     if record.decision in DECISION_KINDS:

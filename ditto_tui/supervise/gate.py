@@ -290,8 +290,9 @@ class ApprovalGate:
         assert outcome.approval is not None
         approved = _with_arguments(prepared, outcome.canonical_arguments)
         result = await registry.execute(approved, dataclasses.replace(context, approval=outcome.approval))
-        if review or _edited_into_review(subject, outcome):
-            return await self._reviewed(subject, verdict, result, context)
+        reviewing = verdict if review else _edited_into_review(subject, outcome)
+        if reviewing is not None:
+            return await self._reviewed(subject, reviewing, result, context)
         return result
 
     # -- MCP tools ------------------------------------------------------------------------------------
@@ -344,8 +345,9 @@ class ApprovalGate:
         result = await registry.invoke_unguarded(
             server, edited, sandbox, signal, decided_on=capability, context=context
         )
-        if review or _edited_into_review(subject, outcome):
-            return await self._reviewed(subject, verdict, result, context, signal)
+        reviewing = verdict if review else _edited_into_review(subject, outcome)
+        if reviewing is not None:
+            return await self._reviewed(subject, reviewing, result, context, signal)
         return result
 
     # -- the decision ---------------------------------------------------------------------------------
@@ -565,9 +567,10 @@ class ApprovalGate:
         request: ApprovalRequest,
         decision: ApprovalDecision,
     ) -> _Outcome:
+        by = self._answered_by()
         if not decision.approves:
             reason = sanitize_public_message(decision.reason or "The call was denied")
-            self._resolved(context, request, verdict, "deny", reason)
+            self._resolved(context, request, verdict, "deny", reason, decided_by=by)
             return _ended(subject, "failed", DENIED, reason or "The call was denied")
         canonical = subject.canonical_arguments
         if decision.arguments is not None:
@@ -575,7 +578,8 @@ class ApprovalGate:
                 canonical = _edited_arguments(decision.arguments, subject.revalidate)
             except (ValidationError, pydantic.ValidationError) as exc:
                 message = sanitize_public_message(getattr(exc, "message", None) or str(exc))
-                self._resolved(context, request, verdict, "deny", f"edited arguments refused: {message}")
+                refused = f"edited arguments refused: {message}"
+                self._resolved(context, request, verdict, "deny", refused, decided_by=by)
                 return _ended(
                     subject, "failed", "APPROVAL_EDIT_INVALID", message or "The edited arguments are invalid"
                 )
@@ -586,12 +590,20 @@ class ApprovalGate:
                 message = _policy_denies(subject.label, again) + " with the edited arguments"
                 self._resolved(context, request, again, "deny", message, decided_by="rule")
                 return _ended(subject, "failed", DENIED, message)
-        self._resolved(context, request, verdict, decision.kind, decision.reason, canonical, edited)
+        self._resolved(
+            context, request, verdict, decision.kind, decision.reason, canonical, edited, decided_by=by
+        )
         if decision.kind == "approve_always":  # only once the decision is on the record
             self._grant(subject, request, decision, canonical)
         return self._approval(
-            subject, decision.kind, verdict.rule, canonical, request.request_id, decided_by="human"
+            subject, decision.kind, verdict.rule, canonical, request.request_id, decided_by=by
         )
+
+    def _answered_by(self) -> DecidedBy:
+        """Who gave an approver's answer: a person (``human``), or, when the inbox consults an answerer
+        (headless ``--approve``, a library's approver), that answerer by itself, a setting of the session
+        like the mode (``mode``; its reason names it): no person was asked, as for result reviews."""
+        return "mode" if self.inbox.answerer is not None else "human"
 
     def _grant(
         self, subject: _Subject, request: ApprovalRequest, decision: ApprovalDecision, canonical: str
@@ -691,6 +703,7 @@ class ApprovalGate:
             result=result.to_wire(),
             spans=[{"start": span.start, "end": span.end, "label": span.label} for span in request.spans],
             rule=request.rule,
+            asked_by=request.asked_by,
         )
         signal = signal or (context.signal if context else None)
 
@@ -726,6 +739,7 @@ class ApprovalGate:
             rule=verdict.review_rule,
             requested_at=time.time(),
             timeout_seconds=timeout if timeout is not None else self.timeout,
+            asked_by="rule" if verdict.review else self.reviews.cause(subject.label) or "person",
         )
 
     def _review_answered(
@@ -814,11 +828,13 @@ def _request_call(request: ApprovalRequest) -> Call:
     )
 
 
-def _edited_into_review(subject: _Subject, outcome: _Outcome) -> bool:
-    """Whether arguments edited in the approval view bring the call under a rule that reviews results."""
+def _edited_into_review(subject: _Subject, outcome: _Outcome) -> Verdict | None:
+    """The verdict on arguments edited in the approval view when they bring the call under a rule that
+    reviews results (that rule asks for the review), else None."""
     if outcome.canonical_arguments == subject.canonical_arguments:
-        return False
-    return subject.verdict(json.loads(outcome.canonical_arguments)).review
+        return None
+    again = subject.verdict(json.loads(outcome.canonical_arguments))
+    return again if again.review else None
 
 
 def _policy_denies(label: str, verdict: Verdict) -> str:

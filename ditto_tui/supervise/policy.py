@@ -13,7 +13,7 @@ import pydantic
 from ditto_tui.config import BUILT_IN, ApprovalConfig, ApprovalRule, ArgMatch, Decision, OnTimeout, RuleSource
 from ditto_tui.errors import ValidationError
 from ditto_tui.interaction.results import validation_summary
-from ditto_tui.runtime.events import RuleRef
+from ditto_tui.runtime.events import ReviewCause, RuleRef
 from ditto_tui.sandbox.permissions import EFFECTS
 from ditto_tui.supervise.matching import HINTS, Call, given_hints, hint_value, matches_hints, rule_matches
 
@@ -248,24 +248,29 @@ class ReviewToggles:
     """The tools whose results a person reviews for the rest of the session, whatever the rules say.
 
     A live set of tool labels (a registered tool's name, ``SERVER:TOOL`` for an MCP tool) the gate
-    reads on every call, so a screen can turn review on or off for a tool while runs go on.
+    reads on every call, so a screen can turn review on or off for a tool while runs go on. Each
+    remembers who turned it on (:meth:`cause`): the person, or the graph the session runs.
     """
 
     def __init__(self, tools: Iterable[str] = ()) -> None:
-        self._tools: set[str] = set()
+        self._tools: dict[str, ReviewCause] = {}
         for tool in tools:
             self.add(tool)
 
-    def add(self, tool: str) -> None:
-        """Review the results of ``tool``."""
+    def add(self, tool: str, *, by: Literal["graph", "person"] = "person") -> None:
+        """Review the results of ``tool``, as asked ``by`` the person or the graph."""
         if not isinstance(tool, str) or not tool:
             raise ValidationError("a tool to review is a non-empty tool name or SERVER:TOOL")
-        self._tools.add(tool)
+        self._tools[tool] = by
+
+    def cause(self, tool: str) -> ReviewCause | None:
+        """Who turned review of ``tool`` on (``graph`` or ``person``); None when it is off."""
+        return self._tools.get(tool)
 
     def remove(self, tool: str) -> bool:
         """Stop reviewing ``tool`` (its rules may still ask for review); False when it was not on."""
         if tool in self._tools:
-            self._tools.discard(tool)
+            del self._tools[tool]
             return True
         return False
 
@@ -304,6 +309,7 @@ __all__ = [
     "STRICTNESS",
     "ApprovalPolicy",
     "PolicyDecision",
+    "ReviewCause",
     "ReviewToggles",
     "Verdict",
     "coerce_rule",

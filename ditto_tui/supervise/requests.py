@@ -12,6 +12,7 @@ from ditto_tui.contracts import ExternalResult, ToolCall
 from ditto_tui.errors import ValidationError
 from ditto_tui.interaction.results import validation_summary
 from ditto_tui.runtime.approval import DECISION_KINDS, Approval, DecisionKind
+from ditto_tui.runtime.events import ReviewCause
 from ditto_tui.supervise.grants import GRANT_LIFETIMES, GRANT_SCOPES, GrantLifetime, GrantScope
 from ditto_tui.supervise.review import Span
 
@@ -130,7 +131,8 @@ class ReviewRequest:
     ``text`` is the result's text as a model would read it (:func:`~ditto_tui.supervise.review.result_text`)
     and ``spans`` index it: what the review heuristic found that looks like instructions to a model.
     ``rule`` names the rule with ``review: results`` that asked (``None``: the session's toggle for the
-    tool); ``timeout_seconds`` how long it may wait (``None``: no limit).
+    tool), and ``asked_by`` what asked: the rule, the graph (``Program(reviews=[...])``) or the person's
+    toggle; ``timeout_seconds`` how long it may wait (``None``: no limit).
     """
 
     request_id: str
@@ -145,6 +147,7 @@ class ReviewRequest:
     rule: str | None = None
     requested_at: float = 0.0
     timeout_seconds: float | None = None
+    asked_by: ReviewCause = "person"
 
     kind: ClassVar[Literal["result_review"]] = "result_review"
     """What is asked: whether a call's result may go on (an inbox request kind)."""

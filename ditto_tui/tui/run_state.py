@@ -474,7 +474,7 @@ class RunModel:
         node = self.nodes.get(event.node_id) if event.node_id else None
         if node is not None and node.state == "running":
             node.state = "awaiting"
-        where = f"rule {event.rule}" if event.rule else "reviewed this session"
+        where = _review_cause(event)
         flagged = (
             f"; {len(event.spans)} span{'s' if len(event.spans) != 1 else ''} flagged" if event.spans else ""
         )
@@ -562,6 +562,18 @@ def _answer_summary(event: BreakpointResolved) -> str:
     if event.reason:
         parts.append(event.reason)
     return "; ".join(parts)
+
+
+def _review_cause(event: ReviewRequested) -> str:
+    """What asked for a result's review, as its timeline row says: the rule, the graph or the person's
+    toggle (a journal from before causes were recorded says only that the session reviewed it)."""
+    if event.rule:
+        return f"rule {event.rule}"
+    if event.asked_by == "graph":
+        return "the graph reviews this tool"
+    if event.asked_by == "person":
+        return "your review toggle"
+    return "reviewed this session"
 
 
 def _reason_summary(status: str, decided: str, reason: str) -> str:

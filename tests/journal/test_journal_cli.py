@@ -87,6 +87,34 @@ def test_audit_prints_who_decided_what_and_what_executed(
     assert "executed   not executed: APPROVAL_DENIED" in out
 
 
+def test_a_fixed_answer_is_recorded_as_the_sessions_setting_not_a_persons_decision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_workspace(tmp_path, STEPS_CONFIG)
+    code, out, _ = _run(
+        capsys,
+        "run",
+        str(STEPS_GRAPH),
+        "--headless",
+        "--workspace",
+        str(root),
+        "--config",
+        str(root / "ditto.yaml"),
+    )
+    assert code == 0
+    printed = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    resolved = [line for line in printed if line["kind"] == "approval_resolved"]
+    assert len(resolved) == 6
+    assert {(line["decision"], line["reason"], line["decided_by"]) for line in resolved} == {
+        ("deny", "denied by --approve deny", "mode")
+    }
+    (path,) = journals(root)
+    recorded = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert {line["decided_by"] for line in recorded if line["kind"] == "approval_resolved"} == {"mode"}
+    _code, out, _ = _run(capsys, "audit", str(path))
+    assert out.count("deny by fixed answer (--approve deny): denied by --approve deny") == 6
+
+
 def test_audit_json_has_every_call(recorded: Path, capsys: pytest.CaptureFixture[str]) -> None:
     allowed, _ = _run_ids(recorded, capsys)
     path = journals(recorded)[0] if journals(recorded)[0].stem == allowed else journals(recorded)[1]

@@ -529,7 +529,8 @@ async def test_the_journal_decision_line_names_who_decided_and_the_rule_file_and
         "line": 6,
         "layer": "config",
     }
-    assert decisions["step-4"]["decided_by"] == "human" and decisions["step-4"]["rules"] == [asked]
+    # --approve allow answered, not a person: a setting of the session, as a mode is
+    assert decisions["step-4"]["decided_by"] == "mode" and decisions["step-4"]["rules"] == [asked]
     header = lines[0]
     assert [rule["source"]["line"] for rule in header["policy"]] == [6, 9, 12]
     finished = [line for line in lines if line["kind"] == "node_finished"]

@@ -8,6 +8,7 @@ the read node hands on is what the person let through.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,15 @@ from ditto_tui.demo.tools import read_text_tool
 from ditto_tui.errors import ValidationError
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph
-from ditto_tui.supervise import RESULT_REJECTED, ReviewDecision, ReviewRequest, ReviewResolved
+from ditto_tui.runtime.events import ReviewRequested
+from ditto_tui.supervise import (
+    RESULT_REJECTED,
+    ReviewDecision,
+    ReviewRequest,
+    ReviewResolved,
+    read_journal,
+)
+from ditto_tui.supervise.journal import list_runs
 from ditto_tui.supervise.requests import redacted_result
 from ditto_tui.supervise.review import result_text, suspicious_spans
 from ditto_tui.tui import DittoApp, RunSpec
@@ -255,11 +264,33 @@ async def test_v_on_the_tools_screen_makes_the_next_calls_result_wait_for_review
         await pilot.press("a")
         review = await review_view(pilot)
         assert review.request.call.id == "w-2" and review.request.rule is None
+        assert review.request.asked_by == "person"
         assert "your review toggle" in screen_text(app)
         await pilot.press("p")
         await closed(pilot, review)
         await outputs(pilot)
         assert [end.call_id for end in reviews(app)] == ["w-2"]
+
+
+async def test_a_review_the_graph_asks_for_names_the_graph_not_the_persons_toggle(tmp_path: Path) -> None:
+    root = workspace(tmp_path)  # read_* is allowed by a rule that asks for no review
+    (root / "README.md").write_text(PLANTED, encoding="utf-8")
+    program = dataclasses.replace(read_program(), reviews=("read_text",))
+    app = DittoApp(RunSpec(config=config(root), workspace=root, program=program))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await review_view(pilot)
+        assert view.request.rule is None and view.request.asked_by == "graph"
+        text = screen_text(app)
+        assert "Asked by the graph, which reviews this tool's results" in text
+        assert "review toggle" not in text
+        (row,) = [entry for entry in run_screen(app).model.entries if entry.kind == "review"]
+        assert row.summary.startswith("the graph reviews this tool")
+        await pilot.press("p")
+        await closed(pilot, view)
+        await outputs(pilot)
+    journal = read_journal(list_runs(root)[-1].path)
+    (held,) = [event for event in journal.events if isinstance(event, ReviewRequested)]
+    assert (held.rule, held.asked_by) == (None, "graph")
 
 
 async def test_v_before_the_session_opens_says_so(tmp_path: Path) -> None:

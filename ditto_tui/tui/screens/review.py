@@ -186,6 +186,8 @@ class ReviewModal(DecisionModal[ReviewDecision]):
         label = "dim"
         if request.rule is not None:
             asked = Text.assemble("rule ", one_line(request.rule, style="bold"))
+        elif request.asked_by == "graph":
+            asked = Text("the graph, which reviews this tool's results (its Program(reviews=...))")
         else:
             asked = Text("your review toggle for this tool (v on the Tools screen)")
         result = request.result
