@@ -29,6 +29,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel, to_snake
 
 from ditto_tui.errors import ConfigError
+from ditto_tui.home import workspace_state_dir
 from ditto_tui.sandbox.permissions import Effect
 from ditto_tui.sanitize import MIN_SECRET_SUBSTRING_LENGTH
 
@@ -68,6 +69,11 @@ string equals it (:class:`ditto_tui.sanitize.SecretRedactor`).
 
 WORKSPACE_VARIABLE = "workspaceFolder"
 """``${workspaceFolder}``: the workspace's real path, as in Cursor and VS Code (not a secret)."""
+
+STATE_VARIABLE = "workspaceStateFolder"
+"""``${workspaceStateFolder}``: the workspace's folder in ditto-tui's state directory, outside the
+workspace (where its journals and logs go; :func:`ditto_tui.home.workspace_state_dir`). The built-in
+config keeps the demo server's notes there, so opening a folder writes nothing into it."""
 
 
 def _scalar_text(value: object) -> object:
@@ -835,7 +841,8 @@ class _Problem:
 class _Substitution:
     """Replaces ``${VAR}`` (or Cursor's ``${env:VAR}``) in every string value; ``$${`` is a literal ``${``.
 
-    ``${workspaceFolder}`` is the workspace's real path. It remembers every value it took from the
+    ``${workspaceFolder}`` is the workspace's real path, ``${workspaceStateFolder}`` its folder in the
+    state directory (:data:`STATE_VARIABLE`). It remembers every value it took from the
     environment (``values``: secrets wherever they land) and the template of each string it changed
     (``templates``: result → text as written), so that a screen can show the template instead.
     """
@@ -879,6 +886,8 @@ class _Substitution:
             return "${"
         if match.group(1) == WORKSPACE_VARIABLE and match.group(2):
             return self._workspace
+        if match.group(1) == STATE_VARIABLE and match.group(2):
+            return os.fspath(workspace_state_dir(self._workspace))
         name = match.group(1).removeprefix("env:")
         if not match.group(2):
             self.problems.append(_Problem(loc, "unterminated '${' (write '$${' for a literal '${')"))

@@ -14,7 +14,6 @@ from ditto_tui.config import RuntimeConfig
 from ditto_tui.demo.tools import read_text_tool, write_text_tool
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph
-from ditto_tui.sandbox import make_directories
 
 NOTE = ".ditto/notes/hello.md"
 
@@ -27,7 +26,6 @@ def _deliver(_input: Any, deps: Mapping[str, Any]) -> dict[str, Any]:
 
 def program(config: RuntimeConfig, workspace: Path) -> Program:
     """Read README.md and, in parallel, ask to write a note under .ditto/notes/."""
-    make_directories(workspace, ".ditto/notes")
     plan = (
         graph("write-note")
         .node(

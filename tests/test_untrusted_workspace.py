@@ -17,7 +17,15 @@ import pytest
 from ditto_tui.__main__ import main
 from ditto_tui.config import load_runtime_config_file
 from ditto_tui.headless import event_json
-from ditto_tui.home import StateDirError, ensure_dir, logs_dir, open_private, runs_dir, state_dir
+from ditto_tui.home import (
+    StateDirError,
+    ensure_dir,
+    logs_dir,
+    open_private,
+    runs_dir,
+    state_dir,
+    workspace_state_dir,
+)
 from ditto_tui.runtime import NodeFinished
 from ditto_tui.supervise import ApprovalPolicy
 from ditto_tui.trust import is_trusted, trust, trust_file
@@ -145,6 +153,42 @@ def test_u03_state_lives_outside_the_workspace(hostile: Path, capsys: pytest.Cap
     assert listed[0]["status"] == "succeeded"
 
 
+def _tree(folder: Path) -> dict[str, str]:
+    """Every path below ``folder`` with its kind, links included (not followed)."""
+    return {
+        str(path.relative_to(folder)): "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
+        for path in sorted(folder.rglob("*"))
+    }
+
+
+def test_u03_a_headless_run_in_an_untrusted_folder_writes_nothing_into_it(
+    hostile: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _tree(hostile)
+    code, out, err = _run(capsys, "--workspace", str(hostile), "--headless")
+    assert code == 0, err
+    assert '"source":"demo:search_notes","status":"success"' in out  # the demo server found its notes
+    # The demo server's notes and the agent's notes folder are not made in the workspace: the demo's
+    # live in the state directory, and a folder for a write is made only once the write is allowed.
+    assert _tree(hostile) == before
+    assert (workspace_state_dir(hostile) / "demo-notes" / "welcome.md").is_file()
+    code, _out, err = _run(capsys, "--workspace", str(hostile), "--headless", "--approve", "allow")
+    assert code == 0, err
+    assert set(_tree(hostile)) - set(before) == {".ditto", ".ditto/notes", ".ditto/notes/summary.md"}
+
+
+def test_u03_an_allowed_write_makes_no_folder_through_a_planted_link(
+    hostile: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = hostile.parent / "outside"
+    outside.mkdir()
+    (hostile / ".ditto").symlink_to(outside, target_is_directory=True)
+    code, out, err = _run(capsys, "--workspace", str(hostile), "--headless", "--approve", "allow")
+    assert code == 0, err
+    assert list(outside.iterdir()) == []  # neither notes/ nor summary.md was made out there
+    assert '"code":"not_a_directory","message":"\'.ditto\' is a link or not a directory"' in out
+
+
 def test_u03_a_planted_link_in_the_state_directory_is_refused(
     hostile: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -207,10 +251,17 @@ def test_u07_substituted_values_are_secrets_and_shown_as_templates(tmp_path: Pat
 
 
 def test_u07_workspace_folder_is_substituted_and_not_a_secret(tmp_path: Path) -> None:
-    config = load_runtime_config_file(BUILTIN_CONFIG, {}, workspace=tmp_path)
+    file = tmp_path / "ditto.yaml"
+    file.write_text(
+        "mcp:\n  servers:\n    demo:\n      command: python\n"
+        "      args: ['--root', '${workspaceFolder}', '--state', '${workspaceStateFolder}']\n"
+    )
+    config = load_runtime_config_file(file, {}, workspace=tmp_path)
     args = config.mcp.servers["demo"].args
-    assert args[args.index("--root") + 1] == os.path.realpath(tmp_path)
-    assert os.path.realpath(tmp_path) not in config.secret_values()
+    assert args == ("--root", os.path.realpath(tmp_path), "--state", str(workspace_state_dir(tmp_path)))
+    assert not set(args) & set(config.secret_values())
+    shipped = load_runtime_config_file(BUILTIN_CONFIG, {}, workspace=tmp_path).mcp.servers["demo"].args
+    assert shipped[shipped.index("--root") + 1] == str(workspace_state_dir(tmp_path))  # U-03
 
 
 # -- U-08 ------------------------------------------------------------------------------------------------

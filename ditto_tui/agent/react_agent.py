@@ -20,7 +20,6 @@ from ditto_tui.demo.tools import write_text_tool
 from ditto_tui.infer import load_scripted_provider, react_loop
 from ditto_tui.interaction import create_read_only_command_tools
 from ditto_tui.program import Program
-from ditto_tui.sandbox import make_directories
 
 SCRIPT = Path(__file__).with_suffix(".yaml")
 NOTES = ".ditto/notes"
@@ -37,7 +36,6 @@ SYSTEM = (
 
 def program(config: RuntimeConfig, workspace: Path) -> Program:
     """The agent loop, its command, MCP and write tools, and the scripted model."""
-    make_directories(workspace, NOTES)
     commands = create_read_only_command_tools(**config.interaction.commands.as_kwargs())
     tools = [tool.name for tool in commands] + [write_text_tool.name, f"mcp__{DEMO_SERVER}__*"]
     return Program(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 from typing import Any
 
 from ditto_tui.interaction import Tool
 from ditto_tui.runtime import WorkerContext
+from ditto_tui.sandbox import make_directories
 
 _PATH = {"type": "string", "description": "A relative POSIX path inside the workspace."}
 
@@ -35,7 +37,14 @@ async def _read(args: Mapping[str, Any], context: WorkerContext) -> dict[str, An
 
 
 async def _write(args: Mapping[str, Any], context: WorkerContext) -> dict[str, Any]:
-    context.services.sandbox.write_text(args["path"], args["text"])
+    # The folders on the way are made here, once the write was allowed, never before (opening a
+    # workspace writes nothing into it); like the write itself, never through a link.
+    sandbox = context.services.sandbox
+    sandbox.check_write()
+    folder = posixpath.dirname(args["path"])
+    if folder:
+        make_directories(sandbox.workspace, folder)
+    sandbox.write_text(args["path"], args["text"])
     size = len(args["text"].encode("utf-8"))
     return {
         "status": "success",

@@ -17,7 +17,7 @@ import pytest
 
 from ditto_tui.config import load_runtime_config_file
 from ditto_tui.errors import DittoError
-from ditto_tui.home import runs_dir
+from ditto_tui.home import runs_dir, workspace_state_dir
 from ditto_tui.interaction import Tool, create_interaction_worker
 from ditto_tui.program import Program
 from ditto_tui.runs_cli import audit_json
@@ -67,7 +67,7 @@ async def test_u14_a_decision_in_the_mcp_browser_is_journaled_with_the_arguments
     approver = EditingApprover()
     observation = await _browser_write(tmp_path, approver)
     assert observation.status == "success" and len(approver.requests) == 1
-    assert (tmp_path / ".ditto" / "demo-notes" / "browser.md").read_text() == EDITED
+    assert (workspace_state_dir(tmp_path) / "demo-notes" / "browser.md").read_text() == EDITED
     runs = [summary for summary in list_runs(tmp_path) if summary.graph == BROWSER_RUN]
     assert len(runs) == 1 and runs[0].outcome == "succeeded" and runs[0].approvals == {"approve": 1}
     (call,) = audit_json(read_journal(runs[0].path))["calls"]
@@ -87,7 +87,7 @@ async def test_u14_a_browser_call_whose_decision_cannot_be_recorded_does_not_run
     with pytest.raises(DittoError, match="cannot be recorded"):
         await _browser_write(tmp_path, approver)
     assert approver.requests == []  # nobody was asked in vain
-    assert not (tmp_path / ".ditto" / "demo-notes" / "browser.md").exists()
+    assert not (workspace_state_dir(tmp_path) / "demo-notes" / "browser.md").exists()
     assert list(outside.iterdir()) == []
 
 

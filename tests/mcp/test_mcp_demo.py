@@ -14,6 +14,7 @@ from ditto_tui import __version__
 from ditto_tui.config import load_runtime_config_file, parse_runtime_config
 from ditto_tui.contracts import JsonPart, TextPart
 from ditto_tui.demo.servers import MODULE, demo_server_args, demo_server_entry
+from ditto_tui.home import workspace_state_dir
 from ditto_tui.interaction import (
     McpRegistry,
     create_interaction_worker,
@@ -187,17 +188,18 @@ async def test_the_repository_config_starts_the_demo_server_with_its_rules(tmp_p
     config = load_runtime_config_file(ROOT / "ditto.yaml", {}, workspace=workspace)
     demo = config.mcp.servers["demo"]
     assert "demo" in config.sandbox.mcp and demo.command == "python" and demo.cwd is None
-    assert demo.args == ("-m", MODULE, "--root", str(workspace.resolve()), "--notes", ".ditto/demo-notes")
+    assert demo.args == ("-m", MODULE, "--root", str(workspace_state_dir(workspace)), "--notes", "demo-notes")
     policy = ApprovalPolicy(rule.model_dump(exclude_none=True) for rule in config.approval.rules)
     read_only = {"readOnlyHint": True}
     assert policy.for_mcp("demo", "write_note", {"destructiveHint": True}).decision == "ask"
     assert all(
         policy.for_mcp("demo", name, read_only).decision == "allow" for name in ("read_note", "search_notes")
     )
-    # It starts outside the workspace and still keeps its notes in it (U-02, U-05).
+    # It starts outside the workspace and keeps its notes outside it too, in its state folder (U-02, U-03).
     async with open_mcp_servers(
         config.mcp.servers, log_dir=tmp_path / "logs", workspace=workspace, allowed=config.sandbox.mcp
     ) as registry:
         listed = await registry.invoke("demo", call("l", "list_notes"), sandbox(workspace, "demo"))
     assert listed.status == "success" and "welcome.md" in listed.content[0].text  # type: ignore[index,union-attr]
-    assert (workspace / ".ditto" / "demo-notes" / "welcome.md").is_file()
+    assert (workspace_state_dir(workspace) / "demo-notes" / "welcome.md").is_file()
+    assert list(workspace.iterdir()) == []

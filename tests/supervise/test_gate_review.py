@@ -20,6 +20,7 @@ import pytest
 from ditto_tui.config import load_runtime_config_file
 from ditto_tui.contracts import ExternalResult
 from ditto_tui.errors import DittoError, ValidationError
+from ditto_tui.home import workspace_state_dir
 from ditto_tui.infer import InferMessage, ScriptedProvider, ToolSpec, react_loop
 from ditto_tui.infer.scripted import Script
 from ditto_tui.interaction import Tool, create_interaction_worker
@@ -465,7 +466,7 @@ def _tool_text(messages: Sequence[InferMessage]) -> str:
 
 
 async def test_injection_in_an_mcp_result_reaches_the_model_only_redacted(tmp_path: Path) -> None:
-    notes = tmp_path / ".ditto" / "demo-notes"
+    notes = workspace_state_dir(tmp_path) / "demo-notes"
     notes.mkdir(parents=True)
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     (notes / "planted.md").write_text(f"# Planted\n\n{PLANTED}\n", encoding="utf-8")
