@@ -307,6 +307,8 @@ def _verdict(check: PolicyCheck, now: bool) -> str:
     verdict = check.now if now else check.then
     if verdict is None:
         return "not recorded"
+    if verdict.depends:
+        return "unknown (not recorded)"
     return f"{verdict.decision} ({safe(verdict.rule) if verdict.rule else 'no rule'})"
 
 
@@ -323,10 +325,20 @@ def print_policy_check(journal: JournalRead, checks: list[PolicyCheck], out: Tex
             safe(check.record.decision or check.record.outcome),
             _verdict(check, now=False),
             _verdict(check, now=True),
-            "changed" if check.changed else "",
+            "changed" if check.changed else "unknown" if check.unknown else "",
         )
         for check in checks
     ]
     _table([header, *rows], out)
     changed = sum(check.changed for check in checks)
     print(f"{changed} of {len(checks)} call(s) would be decided differently.", file=out)
+    unknown = [check for check in checks if check.unknown]
+    if unknown:
+        needs = sorted(
+            {rule for check in unknown for rule in (*check.now.depends, *(check.then or check.now).depends)}
+        )
+        print(
+            f"{len(unknown)} call(s) cannot be checked: the journal does not record what decides "
+            f"{'; '.join(safe(rule) for rule in needs)}.",
+            file=out,
+        )

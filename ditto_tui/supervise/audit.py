@@ -14,6 +14,7 @@ from ditto_tui.runtime.approval import DECISION_KINDS
 from ditto_tui.runtime.events import (
     ApprovalRequested,
     ApprovalResolved,
+    CustomEvent,
     NodeFailed,
     NodeFinished,
     NodeStarted,
@@ -27,7 +28,8 @@ from ditto_tui.supervise.journal import (
     JournalRead,
     field_of,
 )
-from ditto_tui.supervise.policy import ApprovalPolicy, Verdict
+from ditto_tui.supervise.matching import Call
+from ditto_tui.supervise.policy import VERDICT_EVENT, ApprovalPolicy, Verdict, recorded_verdict, tool_default
 
 NOT_EXECUTED = frozenset(
     (
@@ -89,6 +91,13 @@ class CallRecord:
     observation: str | None = None
     delivery: str | None = None
     redacted: bool = False
+    verdict: Verdict | None = None
+    """What the policy said when the gate decided the call (recorded for MCP calls), None when the
+    journal did not record it (a registered tool's call, an older journal)."""
+    annotations: Mapping[str, Any] | None = None
+    annotations_recorded: bool = False
+    """Whether the journal recorded the annotations the MCP tool had when it was called (``annotations``;
+    None: the server sent none, or the tool was not listed)."""
     decided_by: str | None = None
     """The provenance the journal recorded (human, timeout, grant, mode: the mode, or an approver that
     answered by itself), None in older journals."""
@@ -170,6 +179,8 @@ class _Trail:
             self._resolved(event)
         elif isinstance(event, NodeFinished):
             self._finished(event, entry)
+        elif isinstance(event, CustomEvent) and event.name == VERDICT_EVENT:
+            self._verdict(event)
         elif isinstance(event, NodeFailed):
             record = self._running.pop(event.execution_id, None)
             if record is not None:
@@ -196,6 +207,21 @@ class _Trail:
         self.records.append(record)
         self._running[event.execution_id] = record
         self._by_node[event.node_id] = record
+
+    def _verdict(self, event: CustomEvent) -> None:
+        data = event.data
+        if not isinstance(data, Mapping):
+            return
+        record = next(
+            (r for r in reversed(self.records) if r.call_id == data.get("call_id") and r.verdict is None),
+            None,
+        )
+        if record is None:
+            return
+        annotations = data.get("annotations")
+        record.verdict = recorded_verdict(data)
+        record.annotations = annotations if isinstance(annotations, Mapping) else None
+        record.annotations_recorded = record.verdict is not None
 
     def _requested(self, event: ApprovalRequested) -> None:
         record = self._by_node.get(event.node_id) if event.node_id else None
@@ -274,11 +300,42 @@ def requires_approval(header: Mapping[str, Any], record: CallRecord) -> bool:
     return record.request_id is not None and record.rule is None
 
 
-def verdict_for(policy: ApprovalPolicy, header: Mapping[str, Any], record: CallRecord) -> Verdict:
-    """What ``policy`` says about the call of ``record``."""
+def recorded_call(header: Mapping[str, Any], record: CallRecord) -> Call:
+    """A recorded call as the rules see it; what the journal did not keep counts as unknown."""
+    arguments = record.arguments if isinstance(record.arguments, Mapping) and not record.redacted else None
     if record.server is not None:
-        return policy.for_mcp(record.server, record.tool.removeprefix(f"{record.server}:"))
-    return policy.for_tool(record.tool, requires_approval(header, record))
+        return Call(
+            mcp=record.tool,
+            arguments=arguments,
+            annotations=record.annotations,
+            annotations_known=record.annotations_recorded,
+        )
+    tools = header.get("tools")
+    known = tools.get(record.tool) if isinstance(tools, Mapping) else None
+    effects = known.get("effects") if isinstance(known, Mapping) else None
+    listed = isinstance(effects, list) and all(isinstance(effect, str) for effect in effects)
+    return Call(
+        tool=record.tool, effects=effects if listed else None, arguments=arguments, effects_known=listed
+    )
+
+
+def verdict_for(policy: ApprovalPolicy, header: Mapping[str, Any], record: CallRecord) -> Verdict:
+    """What ``policy`` says about the call of ``record``, as the journal recorded it: an MCP call with the
+    annotations its tool had then (:attr:`Verdict.depends` names the rules that need what the journal
+    did not keep)."""
+    call = recorded_call(header, record)
+    if record.server is not None:
+        return policy.verdict(call, policy.mcp_default)
+    effects = call.effects if call.effects_known else ()
+    return policy.verdict(call, tool_default(requires_approval(header, record), effects))
+
+
+def unknown_verdict(verdict: Verdict) -> str | None:
+    """Why ``verdict`` cannot be told from the journal (None: it can): the rules whose match depends on
+    what it did not record (an MCP tool's annotations, redacted arguments, a tool's effects)."""
+    if not verdict.depends:
+        return None
+    return "unknown: the journal does not record what decides " + "; ".join(verdict.depends)
 
 
 def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
@@ -294,10 +351,15 @@ def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
         return approver
     if record.decision in NO_DECISION:
         return "no one"
-    policy = recorded_policy(header)
-    if policy is None:
-        return "not recorded"
-    verdict = verdict_for(policy, header, record)
+    verdict = record.verdict
+    if verdict is None:
+        policy = recorded_policy(header)
+        if policy is None:
+            return "not recorded"
+        verdict = verdict_for(policy, header, record)
+        unknown = unknown_verdict(verdict)
+        if unknown is not None:
+            return unknown
     rule = verdict.rule or ("the tool asks" if verdict.decision == "ask" else "the tool does not ask")
     if verdict.decision == "ask":
         if record.error_code == "APPROVAL_DENIED":
@@ -318,19 +380,28 @@ class PolicyCheck:
     now: Verdict
 
     @property
+    def unknown(self) -> bool:
+        """Whether the journal lacks what the policy now, or the run's policy, needs to decide the call."""
+        return bool(self.now.depends) or (self.then is not None and bool(self.then.depends))
+
+    @property
     def changed(self) -> bool:
-        """Whether the policy now decides differently from the one the run ran under."""
+        """Whether the policy now decides differently from the one the run ran under (known verdicts)."""
+        if self.unknown:
+            return False
         return self.then is None or self.then.decision != self.now.decision
 
 
 def policy_check(journal: JournalRead, policy: ApprovalPolicy) -> list[PolicyCheck]:
-    """For each recorded call: the verdict of the run's own policy and of ``policy``."""
+    """For each recorded call: the verdict of the run's own policy (as the gate recorded it, when it did)
+    and of ``policy``."""
     header = journal.header
     then_policy = recorded_policy(header)
     return [
         PolicyCheck(
             record=record,
-            then=None if then_policy is None else verdict_for(then_policy, header, record),
+            then=record.verdict
+            or (None if then_policy is None else verdict_for(then_policy, header, record)),
             now=verdict_for(policy, header, record),
         )
         for record in call_records(journal)

@@ -38,7 +38,7 @@ from ditto_tui.supervise.inbox import Answer, Approver, Inbox
 from ditto_tui.supervise.matching import Call
 from ditto_tui.supervise.modes import MODE_DENIED, ModeSwitch, apply_mode
 from ditto_tui.supervise.modes import describe as describe_mode
-from ditto_tui.supervise.policy import ApprovalPolicy, ReviewToggles, Verdict
+from ditto_tui.supervise.policy import VERDICT_EVENT, ApprovalPolicy, ReviewToggles, Verdict, verdict_data
 from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import (
     ApprovalDecision,
@@ -333,6 +333,9 @@ class ApprovalGate:
             annotations=annotations,
         )
         verdict = subject.verdict(json.loads(canonical))
+        if context is not None:  # on the record: the annotations the rules judged, and what they said
+            fields = {"call_id": call.id, "tool": label, "server": server, "annotations": annotations}
+            context.emit(VERDICT_EVENT, data={**fields, **verdict_data(verdict)})
         review = verdict.review or label in self.reviews
         moded = self._moded(subject, verdict, None, context)
         if moded is None and verdict.decision == "allow":

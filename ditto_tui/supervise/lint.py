@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Literal
+from typing import Literal
 
 from ditto_tui.config import ApprovalRule
 from ditto_tui.runtime.client import short_run_id
-from ditto_tui.supervise.audit import CallRecord, call_records
+from ditto_tui.supervise.audit import call_records, recorded_call
 from ditto_tui.supervise.journal import JournalError, JournalRead, list_runs, read_journal
 from ditto_tui.supervise.matching import Call, given_hints, rule_matches
 from ditto_tui.supervise.policy import STRICTNESS, ApprovalPolicy, rule_label
@@ -83,20 +83,6 @@ def shadowed(policy: ApprovalPolicy) -> list[Finding]:
             )
             findings.append(Finding(rule=rule, kind="shadowed", detail=detail))
     return findings
-
-
-def recorded_call(header: Mapping[str, Any], record: CallRecord) -> Call:
-    """A recorded call as the rules see it; what the journal did not keep counts as unknown."""
-    arguments = record.arguments if isinstance(record.arguments, Mapping) and not record.redacted else None
-    if record.server is not None:
-        return Call(mcp=record.tool, arguments=arguments, annotations_known=False)
-    tools = header.get("tools")
-    known = tools.get(record.tool) if isinstance(tools, Mapping) else None
-    effects = known.get("effects") if isinstance(known, Mapping) else None
-    listed = isinstance(effects, list) and all(isinstance(effect, str) for effect in effects)
-    return Call(
-        tool=record.tool, effects=effects if listed else None, arguments=arguments, effects_known=listed
-    )
 
 
 RecordedCall = tuple[Call, str | None, str]

@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import pydantic
 
@@ -211,6 +211,36 @@ class ApprovalPolicy:
         return [rule for rule in self.rules if rule_matches(rule, call) is not False]
 
 
+VERDICT_EVENT = "policy_verdict"
+"""The name of the custom event in which the gate records what the policy said about an MCP call, with the
+annotations of the tool it judged (the journal header cannot hold them: MCP tools are listed, and may
+change, while a run goes on). Its data: ``call_id``, ``tool``, ``server``, ``annotations`` and the
+verdict's ``decision``, ``decided_by``, ``rule`` and ``rules``."""
+
+
+def verdict_data(verdict: Verdict) -> dict[str, Any]:
+    """The verdict as a :data:`VERDICT_EVENT` records it (:func:`recorded_verdict` reads it back)."""
+    return {
+        "decision": verdict.decision,
+        "decided_by": verdict.decided_by,
+        "rule": verdict.rule,
+        "rules": [ref.model_dump() for ref in verdict.rules],
+    }
+
+
+def recorded_verdict(data: Mapping[str, Any]) -> Verdict | None:
+    """The verdict a :data:`VERDICT_EVENT` recorded; None when it does not hold one."""
+    decision, rule, rules = data.get("decision"), data.get("rule"), data.get("rules")
+    if decision not in _DECISIONS or not (rule is None or isinstance(rule, str)):
+        return None
+    try:
+        refs = tuple(RuleRef.model_validate(ref) for ref in rules) if isinstance(rules, list) else ()
+    except pydantic.ValidationError:
+        refs = ()
+    by: Literal["rule", "default"] = "rule" if data.get("decided_by") == "rule" else "default"
+    return Verdict(decision=cast(PolicyDecision, decision), rule=rule, decided_by=by, rules=refs)
+
+
 def tool_default(requires_approval: bool, effects: Sequence[str] | None) -> PolicyDecision:
     """What a registered tool gets when no rule matches it."""
     unknown = effects is None or not set(effects) <= EFFECTS
@@ -311,13 +341,16 @@ __all__ = [
     "PolicyDecision",
     "ReviewCause",
     "ReviewToggles",
+    "VERDICT_EVENT",
     "Verdict",
     "coerce_rule",
     "hint_value",
     "matches_hints",
+    "recorded_verdict",
     "rule_label",
     "rule_record",
     "rule_ref",
     "strictest",
     "tool_default",
+    "verdict_data",
 ]

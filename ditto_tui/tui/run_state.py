@@ -27,6 +27,7 @@ from ditto_tui.runtime import (
 from ditto_tui.runtime.breakpoints import STEP
 from ditto_tui.runtime.events import ModeChanged, ReviewRequested, ReviewResolved
 from ditto_tui.supervise.journal import field_of
+from ditto_tui.supervise.policy import VERDICT_EVENT
 
 NodeState = Literal["pending", "running", "awaiting", "succeeded", "failed", "skipped"]
 NODE_STATES: tuple[NodeState, ...] = ("pending", "running", "awaiting", "succeeded", "failed", "skipped")
@@ -514,6 +515,8 @@ class RunModel:
 
     def _custom(self, event: CustomEvent) -> None:
         if event.name == PROGRESS_EVENT and self._progressed(event):
+            return
+        if event.name == VERDICT_EVENT:  # the gate's record of its rules' verdict: the call's row says enough
             return
         self._add("event", event, event.name, summary=short_json(event.data, SUMMARY_CHARS), status="")
 

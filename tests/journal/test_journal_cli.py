@@ -228,3 +228,57 @@ def test_replay_reads_the_run_and_opens_it(
     assert main(["replay", allowed[:-3], "--workspace", str(recorded)]) == 0
     (journal,) = opened
     assert journal.run_id == allowed and journal.finished is not None
+
+
+@pytest.fixture
+def agent_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """The journal of the packaged agent's headless run in a fresh folder: its demo server's read-only
+    ``search_notes`` runs, allowed by the built-in rule on the tool's ``readOnlyHint``."""
+    root = tmp_path / "fresh"
+    root.mkdir()
+    assert main(["init", str(root)]) == 0
+    assert main(["--headless", "--workspace", str(root)]) == 0
+    capsys.readouterr()
+    (path,) = journals(root)
+    return path
+
+
+HINT_RULE = "mcp:demo:* [read_only=true] → allow"
+
+
+def test_audit_and_policy_check_name_the_hint_rule_that_allowed_an_mcp_call(
+    agent_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [json.loads(line) for line in agent_run.read_text(encoding="utf-8").splitlines()]
+    (verdict,) = [line for line in lines if line.get("name") == "policy_verdict"]
+    assert verdict["data"]["annotations"]["readOnlyHint"] is True
+    assert (verdict["data"]["decision"], verdict["data"]["rule"]) == ("allow", HINT_RULE)
+    assert verdict["links"] == {"callId": "notes-1"}
+    _code, out, _ = _run(capsys, "audit", str(agent_run))
+    block = next(block for block in out.split("\n\n") if block.startswith("notes-1"))
+    assert f"decided    by policy: allow ({HINT_RULE})" in block and "grant" not in block
+    trail = json.loads(_run(capsys, "audit", str(agent_run), "--json")[1])
+    (notes,) = [call for call in trail["calls"] if call["callId"] == "notes-1"]
+    assert notes["decidedBy"] == f"policy: allow ({HINT_RULE})"
+    code, out, _ = _run(capsys, "policy", "check", str(agent_run))
+    assert code == 0
+    (row,) = [line for line in out.splitlines() if line.startswith("notes-1")]
+    assert row.count(f"allow ({HINT_RULE})") == 2 and "changed" not in row
+    assert "0 of 4 call(s) would be decided differently." in out
+
+
+def test_an_older_journal_without_the_annotations_says_unknown_rather_than_guessing(
+    agent_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kept = [
+        line for line in agent_run.read_text(encoding="utf-8").splitlines() if "policy_verdict" not in line
+    ]
+    agent_run.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    _code, out, _ = _run(capsys, "audit", str(agent_run))
+    block = next(block for block in out.split("\n\n") if block.startswith("notes-1"))
+    assert "unknown: the journal does not record what decides" in block and HINT_RULE in block
+    assert "grant" not in block
+    _code, out, _ = _run(capsys, "policy", "check", str(agent_run))
+    (row,) = [line for line in out.splitlines() if line.startswith("notes-1")]
+    assert row.count("unknown (not recorded)") == 2 and row.endswith("unknown")
+    assert "1 call(s) cannot be checked: the journal does not record what decides" in out

@@ -42,6 +42,7 @@ from ditto_tui.supervise.journal._lines import (
     input_links,
     output_links,
 )
+from ditto_tui.supervise.policy import VERDICT_EVENT
 
 if TYPE_CHECKING:
     from ditto_tui.runtime import Runtime
@@ -375,6 +376,9 @@ class RunJournal:
             return output_links(event.node_type, event.output) or known
         if isinstance(event, NodeFailed):
             return run.calls.pop(event.execution_id, None)
+        if isinstance(event, CustomEvent) and event.name == VERDICT_EVENT and isinstance(event.data, Mapping):
+            call_id = event.data.get("call_id")
+            return {"callId": call_id} if isinstance(call_id, str) else None
         return None
 
     # -- writing --------------------------------------------------------------------------------------
