@@ -8,7 +8,7 @@ from typing import Any
 
 from ditto_tui.interaction import Tool
 from ditto_tui.runtime import WorkerContext
-from ditto_tui.sandbox import make_directories
+from ditto_tui.sandbox import make_directories, validate_workspace_path
 
 _PATH = {"type": "string", "description": "A relative POSIX path inside the workspace."}
 
@@ -22,6 +22,9 @@ def _require_fields(args: Mapping[str, Any], required: set[str]) -> None:
             raise ValueError(f"{name} must be a string")
     if not args["path"]:
         raise ValueError("path must not be empty")
+    # The sandbox's own path rules, so a path it would refuse is refused before anyone approves it
+    # (and an edited one when the edit is checked), not only when the call runs.
+    validate_workspace_path(args["path"])
 
 
 def _validate_read(args: Mapping[str, Any]) -> None:

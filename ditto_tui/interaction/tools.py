@@ -14,6 +14,7 @@ from ditto_tui.contracts import ExternalResult, ToolCall
 from ditto_tui.digest import arguments_digest, canonical_json, tool_digest
 from ditto_tui.errors import (
     ApprovalError,
+    PathError,
     ToolValidationError,
     UnknownToolError,
     ValidationError,
@@ -242,9 +243,12 @@ class ToolRegistry:
     def validate_arguments(
         definition: ToolDefinition, tool: RegisteredTool, arguments: Mapping[str, Any]
     ) -> None:
-        """Run the tool's own ``validate``; a refusal raises :class:`ToolValidationError`."""
+        """Run the tool's own ``validate``; a refusal raises :class:`ToolValidationError`, except that a
+        path the sandbox's rules refuse keeps its :class:`PathError` (and its code, ``path_traversal``…)."""
         try:
             tool.validate(arguments)
+        except PathError:
+            raise
         except Exception as exc:
             message = sanitize_public_message(str(exc)) or "no reason given"
             raise ToolValidationError(f"tool {definition.name!r} refused its arguments: {message}") from exc

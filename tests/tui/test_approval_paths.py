@@ -103,6 +103,11 @@ async def test_edited_arguments_are_checked_by_the_tool_then_approved_as_edited(
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert view.mode == "edit" and "path must not be empty" in screen_text(app)
+        # A path the sandbox would refuse is refused by the check, before it can be approved.
+        editor.text = json.dumps({"path": "../evil.md", "text": "x"})
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert view.mode == "edit" and "path contains a '..' component" in screen_text(app)
         editor.text = json.dumps({"path": "edited.md", "text": "edited text\n"})
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: view.mode == "edited")
