@@ -44,9 +44,10 @@ workspace's or --config, then --policy FILE): every rule that matches counts, an
 decision wins. Global options may stand before or after the command.
 
 The app opens on the Run screen: the graph, a live timeline and the detail of what you select. A call
-that needs approval opens the approval view: a approves once, s approves the tool for the session,
-d denies with a reason, e edits the arguments, c cancels the call. An MCP server that asks you to sign
-in opens the sign-in view: o opens its address in your browser, c cancels (`ditto-tui mcp login SERVER`
+that needs approval opens the approval view: a approves once, s approves always (you choose which calls,
+this one, a rule or the tool, and for how long, the run, the session, minutes, uses or the project), d
+denies with a reason, e edits the arguments, c cancels the call. An MCP server that asks you to sign in
+opens the sign-in view: o opens its address in your browser, c cancels (`ditto-tui mcp login SERVER`
 does the same from the command line). F2/F3/F4 switch between the Run, MCP and Tools screens, F1 shows
 every key, ctrl+p opens the command palette, q quits.
 """
@@ -105,7 +106,8 @@ _OPTIONS = (
         {
             "action": "append",
             "metavar": "NODE_GLOB",
-            "help": "pause before each node whose id or type matches (repeatable; * is every node)",
+            "help": "in the app, pause before each node whose id or type matches, from the first run on "
+            "(repeatable; * is every node; b on a node does the same)",
         },
     ),
     _Option(
@@ -162,11 +164,19 @@ APPLIES: dict[str | None, frozenset[str]] = {
 error, never silently dropped."""
 
 
-def _add_options(parser: argparse.ArgumentParser) -> None:
+_AFTER = "__after_command"
+"""The suffix of a repeatable option's ``dest`` after the command: argparse parses a command's options
+into a namespace of its own and copies it over, so ``--break a run G --break b`` would keep only ``b``;
+:func:`_parse` joins the two lists instead."""
+
+
+def _add_options(parser: argparse.ArgumentParser, *, after_command: bool = False) -> None:
     # SUPPRESS: an option not given after the command must not overwrite the same option given before it.
     group = parser.add_argument_group("global options (before or after the command)")
     for option in _OPTIONS:
-        group.add_argument(*option.flags, dest=option.dest, default=argparse.SUPPRESS, **option.kwargs)
+        repeated = after_command and option.kwargs.get("action") == "append"
+        dest = option.dest + _AFTER if repeated else option.dest
+        group.add_argument(*option.flags, dest=dest, default=argparse.SUPPRESS, **option.kwargs)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -202,7 +212,7 @@ def _parser() -> argparse.ArgumentParser:
     project.add_command(commands)
     grants_cli.add_command(commands)
     for command in _commands_below(parser):
-        _add_options(command)
+        _add_options(command, after_command=True)
     return parser
 
 
@@ -279,6 +289,10 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """Parse ``argv``; a global option the command does not take is an error naming both."""
     parser = _parser()
     args = parser.parse_args(argv)
+    for option in _OPTIONS:
+        after = vars(args).pop(option.dest + _AFTER, None)
+        if after is not None:
+            setattr(args, option.dest, [*getattr(args, option.dest, []), *after])
     given = {option.dest for option in _OPTIONS if hasattr(args, option.dest)}
     command = _command_name(args)
     allowed = APPLIES.get(command, _RUN_OPTIONS)
@@ -288,8 +302,10 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"{flag} does not apply to `ditto-tui {command}`")
     if "approve" in given and not getattr(args, "headless", False):
         parser.error("--approve applies to --headless runs (in the app, you answer each request)")
-    if "breakpoints" in given and not getattr(args, "headless", False):
-        parser.error("--break applies to --headless runs (in the app, press b on a node)")
+    if "breakpoints" in given and getattr(args, "headless", False):
+        parser.error(
+            "--break needs a person to answer each pause: run without --headless (the app pauses there)"
+        )
     for option in _OPTIONS:
         if not hasattr(args, option.dest):
             setattr(args, option.dest, option.default)
@@ -334,14 +350,22 @@ def _open_app(
     *,
     ask_task: bool = False,
     mode: Mode = "ask",
+    breakpoints: Sequence[str] = (),
 ) -> int:
     """Run the Textual app until the user quits (imported here: headless runs never load Textual).
 
-    ``ask_task``: the prompt box asks for the agent's task before the run starts."""
+    ``ask_task``: the prompt box asks for the agent's task before the run starts; ``breakpoints``
+    (``--break``) pause the runs before the nodes they match."""
     from ditto_tui.tui import DittoApp, RunSpec
 
     spec = RunSpec(
-        config=config, workspace=workspace, program=program, journal=journal, ask_task=ask_task, mode=mode
+        config=config,
+        workspace=workspace,
+        program=program,
+        journal=journal,
+        ask_task=ask_task,
+        mode=mode,
+        breakpoints=tuple(breakpoints),
     )
     app = DittoApp(spec)
     app.run()
@@ -399,7 +423,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     journal = not args.no_journal
     if not args.headless:
         ask = args.task is None and args.input is None and agent_task(program) is not None
-        return _open_app(config, workspace, program, journal, ask_task=ask, mode=args.mode)
+        return _open_app(
+            config, workspace, program, journal, ask_task=ask, mode=args.mode, breakpoints=args.breakpoints
+        )
     headless = run_headless(
         program,
         config,

@@ -110,7 +110,8 @@ class RunSpec:
 
     ``journal``: whether runs are journaled (``--no-journal`` turns it off); ``ask_task``: the Run screen
     asks for the agent's task in its prompt box before the first run; ``mode``: the session's mode at
-    the start (``--mode``).
+    the start (``--mode``); ``breakpoints``: node globs to pause before from the first run on
+    (``--break``), as if ``b`` had set them.
     """
 
     config: RuntimeConfig
@@ -119,6 +120,7 @@ class RunSpec:
     journal: bool = True
     ask_task: bool = False
     mode: Mode = "ask"
+    breakpoints: tuple[str, ...] = ()
 
 
 class RunBridge:
@@ -169,6 +171,8 @@ class RunBridge:
                 self.session = session
                 self.runtime, self.gate, self.mcp = session.runtime, session.gate, session.mcp
                 self.journal = session.journal
+                for pattern in spec.breakpoints:  # before the first run can start
+                    session.runtime.breakpoints.add(pattern)
                 unsubscribe = session.runtime.subscribe(self.pump)
                 unwatch = session.runtime.subscribe(self._watch)
                 try:

@@ -350,12 +350,13 @@ async def test_headless_break_without_a_person_fails_at_start(tmp_path: Path) ->
     assert out.getvalue() == ""  # nothing ran
 
 
-def test_the_break_option_is_repeatable_and_headless_only(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_break_option_is_repeatable_and_for_the_app_only(capsys: pytest.CaptureFixture[str]) -> None:
     from ditto_tui.__main__ import _parse
 
-    args = _parse(["--headless", "--break", "write", "run", "graphs/write_note.py", "--break", "read"])
-    assert "read" in args.breakpoints
-    assert _parse(["--headless", "run", "graphs/write_note.py"]).breakpoints == ()
-    with pytest.raises(SystemExit):
-        _parse(["--break", "write", "run", "graphs/write_note.py"])
-    assert "--break applies to --headless runs" in capsys.readouterr().err
+    args = _parse(["--break", "write", "run", "graphs/write_note.py", "--break", "read"])
+    assert args.breakpoints == ["write", "read"]
+    assert _parse(["run", "graphs/write_note.py"]).breakpoints == ()
+    with pytest.raises(SystemExit) as exited:
+        _parse(["--headless", "--break", "write", "run", "graphs/write_note.py"])
+    assert exited.value.code == 2
+    assert "--break needs a person to answer each pause: run without --headless" in capsys.readouterr().err

@@ -209,7 +209,7 @@ NOTES: Mapping[tuple[type[DOMNode], str], str] = {
     (SchemaForm, "toggle_json"): "edit the arguments as a form or as JSON",
     (ApprovalModal, "approve"): "this call, this time",
     (ApprovalModal, "approve_edited"): "while editing: run it with the edited arguments",
-    (ApprovalModal, "approve_always"): "this tool, for the rest of the session",
+    (ApprovalModal, "approve_always"): "a grant: which calls (this one, a rule, the tool) and for how long",
     (ApprovalModal, "deny"): "with a reason the model sees",
     (ApprovalModal, "withdraw"): "the call fails, the run goes on",
     (ApprovalModal, "check_edit"): "while editing: check the edited arguments",
