@@ -1,17 +1,20 @@
 """The seed's read-and-deliver loop: read each file, observe the result, deliver its content.
 
-TOOL → OBSERVE → OUTPUT, iterated by a loop over two workspace files. Paths and call ids are graph
-input; the tools and the sink are injected into the worker.
+TOOL → OBSERVE → OUTPUT, iterated by a loop over two workspace files: the loop binds each path and
+call id as the body graph's input; the tools and the sink are injected into the worker. The run's own
+input is the loop's counter (0), so ``--input`` is refused unless it is a counter.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.demo.tools import read_text_tool
+from ditto_tui.errors import ValidationError
 from ditto_tui.program import Program
 from ditto_tui.runtime import graph, loop
 
@@ -32,6 +35,15 @@ def _deliver(input: Mapping[str, Any], deps: Mapping[str, Any]) -> dict[str, Any
     }
 
 
+def _bind(index: object) -> dict[str, Any]:
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(PATHS):
+        raise ValidationError(
+            f"read-and-deliver reads {' and '.join(PATHS)} in turn: its input is the loop's counter, "
+            f"0 to {len(PATHS) - 1}, not {json.dumps(index)[:80]}"
+        )
+    return {"path": PATHS[index], "id": f"read:{index}"}
+
+
 def program(config: RuntimeConfig, workspace: Path) -> Program:
     """Read README.md and ditto.yaml in turn and deliver each."""
     body = (
@@ -46,7 +58,7 @@ def program(config: RuntimeConfig, workspace: Path) -> Program:
         plan=loop(
             graph=body,
             max_iterations=len(PATHS),
-            bind=lambda index: {"path": PATHS[index], "id": f"read:{index}"},
+            bind=_bind,
             update=lambda index: index + 1,
             done=lambda index: index == len(PATHS),
         ),

@@ -119,6 +119,18 @@ def test_cli_run_that_fails_exits_nonzero_with_a_reason(
     assert str(workspace) not in captured.err
 
 
+def test_an_input_the_loop_example_cannot_take_is_refused_in_words(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", str(ROOT / "graphs/read_and_deliver.py"), "--workspace", str(workspace), "--headless"]
+    code = main([*argv, "--input", '{"path": "ditto.yaml"}'])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1
+    assert 'its input is the loop\'s counter, 0 to 1, not {"path": "ditto.yaml"}' in err
+    assert "tuple indices" not in err
+    assert main([*argv, "--input", "1"]) == 0  # a counter: it reads ditto.yaml only
+
+
 def test_help_explains_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["--help"])
