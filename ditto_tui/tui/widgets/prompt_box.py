@@ -163,6 +163,7 @@ class PromptBox(Vertical):
         if not text.strip():
             if not self.default:
                 self.app.bell()
+                self.notify("Type the task first: Enter starts the run with it.", markup=False)
                 return
             text = self.default
         if len(text) > MAX_TASK_CHARS:
