@@ -13,6 +13,7 @@ from textual.widgets import Input, TextArea
 
 from ditto_tui.tui.screens import approval
 from ditto_tui.tui.screens.approval import ApprovalModal
+from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.grants import GrantsModal
 from ditto_tui.tui.widgets.schema_form import SchemaForm
 from tests.tui.run_fixtures import (
@@ -282,3 +283,18 @@ async def test_t08_t02_t09_hostile_arguments_open_the_view_and_show_literally(tm
         await pilot.press("a")
         assert (await outputs(pilot))["write"].status == "success"
         assert "\x1b]52;c;" in (root / "[red]note.md").read_text()  # approved exactly as shown
+
+
+async def test_q_in_the_approval_view_asks_to_quit_and_no_comes_back_to_the_request(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    app = app_for(root, WRITE_NOTE)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await approval_view(pilot)
+        await pilot.press("q")  # a modal cuts the app's bindings off: the view has its own q
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        assert "1 decision is pending" in screen_text(app)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.screen is view)
+        assert [request.request_id for request in app.bridge.pending()] == [view.request.request_id]
+        assert decisions(app) == []
+    assert not (root / NOTE).exists()

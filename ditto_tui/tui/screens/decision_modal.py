@@ -15,6 +15,7 @@ from typing import ClassVar, TypeVar
 
 from textual import getters
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
@@ -37,6 +38,11 @@ class DecisionModal(Guarded, ModalScreen[AnswerT | None]):
     """
 
     CSS_PATH: ClassVar[list[str | PurePath]] = [SHARED_CSS]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # A modal cuts the app's own bindings off, and q quits on every screen (the app asks first
+        # while a decision is pending, so this cannot answer the request).
+        Binding("q", "app.quit", "Quit", show=False),
+    ]
     MODES: ClassVar[Mapping[str, frozenset[str]]] = {}
     DECISIONS: ClassVar[frozenset[str]] = frozenset()
     TOPIC: ClassVar[str] = "Request"

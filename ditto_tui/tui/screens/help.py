@@ -22,6 +22,7 @@ from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.screens.approval import ApprovalModal
 from ditto_tui.tui.screens.breakpoint import BreakpointModal
 from ditto_tui.tui.screens.confirm import ConfirmModal
+from ditto_tui.tui.screens.decision_modal import DecisionModal
 from ditto_tui.tui.screens.elicitation import ElicitationModal
 from ditto_tui.tui.screens.grants import GrantsModal
 from ditto_tui.tui.screens.mcp import McpScreen
@@ -110,6 +111,12 @@ SECTIONS: tuple[HelpSection, ...] = (
         title="Argument forms",
         summary="The forms that edit a call's arguments (approval view, MCP call, prompts).",
         owners=(SchemaForm,),
+    ),
+    HelpSection(
+        title="Every decision view",
+        summary="Approval, breakpoint, review, sampling, elicitation and sign-in views; the keys of the "
+        "screen below wait until the view closes.",
+        owners=(DecisionModal,),
     ),
     HelpSection(
         title="Approval view",
