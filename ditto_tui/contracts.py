@@ -278,6 +278,18 @@ def to_wire(model: ContractModel) -> dict[str, Any]:
     return model.to_wire()
 
 
+def validation_summary(error: pydantic.ValidationError, limit: int = 3) -> str:
+    """A one-line summary of a pydantic error naming fields and rules, never echoing input values."""
+    parts = []
+    for item in error.errors(include_input=False, include_url=False)[:limit]:
+        location = ".".join(str(part) for part in item["loc"]) or "value"
+        parts.append(f"{location}: {item['msg']}")
+    more = error.error_count() - limit
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts).replace("\n", " ")
+
+
 class Reference(ContractModel):
     """A pointer to content kept elsewhere: a file, a URL, an artifact."""
 

@@ -8,21 +8,10 @@ from typing import Any
 import pydantic
 
 from ditto_tui.contracts import ExternalResult, OutputReceipt
+from ditto_tui.contracts import validation_summary as validation_summary  # imported from here too
 from ditto_tui.errors import InvalidResultError
 
 _IDENTITY_KEYS = {"callId": "call_id", "call_id": "call_id", "source": "source"}
-
-
-def validation_summary(error: pydantic.ValidationError, limit: int = 3) -> str:
-    """A one-line summary of a pydantic error naming fields and rules, never echoing input values."""
-    parts = []
-    for item in error.errors(include_input=False, include_url=False)[:limit]:
-        location = ".".join(str(part) for part in item["loc"]) or "value"
-        parts.append(f"{location}: {item['msg']}")
-    more = error.error_count() - limit
-    if more > 0:
-        parts.append(f"and {more} more")
-    return "; ".join(parts).replace("\n", " ")
 
 
 def parse_outcome(outcome: Any, *, call_id: str, source: str, what: str) -> ExternalResult:
