@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
+from typing_extensions import TypedDict  # pydantic validates typing's TypedDict from 3.12 on
+
 from ditto_tui.contracts import ExternalResult, McpCapability, Observation, OutputReceipt, ToolCall
 from ditto_tui.errors import DittoError, UnknownNodeError, UnknownToolError, ValidationError
 from ditto_tui.infer.messages import (
@@ -23,6 +25,7 @@ from ditto_tui.infer.messages import (
     mcp_tool_spec,
     observation_to_infer_message,
     parse_mcp_tool_name,
+    parse_tool_specs,
 )
 from ditto_tui.infer.proposal import proposed_by
 from ditto_tui.interaction import ACT_MCP, ACT_TOOL, OBSERVE, OUTPUT, ToolRegistry
@@ -37,6 +40,26 @@ REACT_OUTPUT = "INFER.REACT.OUTPUT"
 _CODE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
+class ToolsOutput(TypedDict):
+    """The output of ``INFER.REACT.TOOLS``: the model-facing tools, and MCP tools left out (and why)."""
+
+    tools: list[ToolSpec]
+    omitted: list[str]
+
+
+class ActOutput(TypedDict):
+    """The output of ``INFER.REACT.ACT``: one result per action request, in their order."""
+
+    results: list[ExternalResult]
+
+
+class ObserveOutput(TypedDict):
+    """The output of ``INFER.REACT.OBSERVE``: the observations and the tool messages the model reads."""
+
+    observations: list[Observation]
+    messages: list[InferMessage]
+
+
 def failed_result(call: ToolCall, code: str, message: str, source: str | None = None) -> ExternalResult:
     """A failed result answering ``call`` without executing it."""
     return ExternalResult(
@@ -47,14 +70,14 @@ def failed_result(call: ToolCall, code: str, message: str, source: str | None = 
 # --- tools ---------------------------------------------------------------------------------------------
 
 
-async def handle_tools(input: Any, context: WorkerContext) -> dict[str, Any]:
+async def handle_tools(input: Any, context: WorkerContext) -> ToolsOutput:
     """Resolve tool names to model-facing definitions once; later steps pass the resolved list through."""
     if not isinstance(input, Mapping) or not isinstance(input.get("names"), list | tuple):
         raise ValidationError("INFER.REACT.TOOLS input must be {'names': [...], 'resolved'?: [...]}")
     context.signal.raise_if_cancelled()
     resolved = input.get("resolved")
     if resolved is not None:
-        return {"tools": list(resolved), "omitted": []}
+        return {"tools": parse_tool_specs(resolved, where="resolved"), "omitted": []}
     names = [str(name) for name in input["names"]]
     local = [name for name in names if not name.startswith(MCP_PREFIX)]
     tools = [_local_spec(name, context) for name in local]
@@ -132,7 +155,7 @@ def _refuse_duplicates(tools: Sequence[ToolSpec]) -> None:
 # --- act -----------------------------------------------------------------------------------------------
 
 
-async def handle_act(input: Any, context: WorkerContext) -> dict[str, Any]:
+async def handle_act(input: Any, context: WorkerContext) -> ActOutput:
     """Run every action request of the model's turn concurrently, each through ACT.TOOL or ACT.MCP.
 
     Malformed, repeated or unoffered requests are answered with a failed result and never executed; a
@@ -222,7 +245,7 @@ async def _all(work: Sequence[Callable[[], Coroutine[Any, Any, ExternalResult]]]
 # --- observe and output --------------------------------------------------------------------------------
 
 
-async def handle_observe(input: Any, context: WorkerContext) -> dict[str, Any]:
+async def handle_observe(input: Any, context: WorkerContext) -> ObserveOutput:
     """Observe each result through INTERACTION.OBSERVE and map it to the tool message the model reads."""
     if not isinstance(input, Mapping) or not isinstance(input.get("results"), list | tuple):
         raise ValidationError("INFER.REACT.OBSERVE input must be {'results': [...]}")
@@ -265,3 +288,11 @@ REACT_NODES: dict[str, NodeHandler] = {
     REACT_OUTPUT: handle_output,
 }
 """The agent-loop node types the INFER worker exposes beside ``INFER.SAMPLE``."""
+
+REACT_OUTPUTS: dict[str, Any] = {
+    REACT_TOOLS: ToolsOutput,
+    REACT_ACT: ActOutput,
+    REACT_OBSERVE: ObserveOutput,
+    REACT_OUTPUT: OutputReceipt | None,
+}
+"""Their declared outputs (``define_worker(outputs=...)``)."""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict  # pydantic validates typing's TypedDict from 3.12 on
 
 from ditto_tui.errors import ValidationError
 from ditto_tui.infer.messages import InferMessage, parse_messages, parse_tool_specs
 from ditto_tui.infer.provider import ModelProvider, parse_turn, takes_keyword
-from ditto_tui.infer.react_nodes import REACT_NODES
+from ditto_tui.infer.react_nodes import REACT_NODES, REACT_OUTPUTS
 from ditto_tui.runtime.worker import WorkerContext, WorkerDefinition, define_worker
 
 WORKER_TYPE = "INFER"
@@ -20,7 +22,7 @@ MESSAGE_DELTA = "message_delta"
 
 
 class SampleOutput(TypedDict):
-    """The output of ``INFER.SAMPLE``."""
+    """The output of ``INFER.SAMPLE`` (declared, so an output given for a skipped node is checked)."""
 
     message: InferMessage
     finishReason: str
@@ -76,4 +78,5 @@ def create_infer_worker(*, provider: ModelProvider, concurrency: int | None = No
         nodes={SAMPLE: handle_sample, **REACT_NODES},
         dispose=dispose,
         concurrency=concurrency,
+        outputs={SAMPLE: SampleOutput, **REACT_OUTPUTS},
     )

@@ -11,11 +11,15 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, get_args
 
+import pydantic
+
+from ditto_tui.contracts import validation_summary
 from ditto_tui.errors import ValidationError
 from ditto_tui.json_text import parse_json_text
+from ditto_tui.runtime.json_values import json_form, retyped
 
 BreakpointAction = Literal["continue", "edit", "skip", "abort"]
 """What a person answers at a breakpoint: run the node, run it on an edited input, give its output
@@ -52,9 +56,36 @@ class BreakpointRequest:
     run_id: str
     iteration: int | None = None
     pattern: str = STEP
+    output_shape: pydantic.TypeAdapter[Any] | None = field(default=None, repr=False, compare=False)
+    """What the node type declares it outputs (``define_worker(outputs=...)``), or None when it does not."""
 
     kind: ClassVar[Literal["breakpoint"]] = "breakpoint"
     """What is asked: whether and how a paused node runs (an inbox request kind)."""
+
+    @property
+    def input_json(self) -> Any:
+        """The input as JSON, as the journal writes it: what a person reads and edits."""
+        return json_form(self.input)
+
+    def edited_input(self, value: Any) -> Any:
+        """The edited input ``value`` (JSON) in the types of the input it replaces, as the node gets it
+        (messages as ``InferMessage`` again); raises :class:`ValidationError` saying what does not fit."""
+        check_json(value, "the edited input")
+        return retyped(value, self.input, "the edited input")
+
+    def given_output(self, value: Any) -> Any:
+        """The output ``value`` (JSON) given for the skipped node, in the type its node type declares,
+        as the nodes after it get it; raises :class:`ValidationError` when it is not such an output."""
+        check_json(value, "the output given for a skipped node")
+        if self.output_shape is None:
+            return value
+        try:
+            return self.output_shape.validate_python(value)
+        except pydantic.ValidationError as exc:
+            raise ValidationError(
+                f"the output is not one {self.node_type} gives, so the nodes after it could not take it: "
+                f"{validation_summary(exc)}"
+            ) from None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+import pydantic
+
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import (
     DittoError,
@@ -69,6 +71,8 @@ class _Route:
     worker: WorkerDefinition
     handler: NodeHandler
     semaphore: asyncio.Semaphore | None
+    output: pydantic.TypeAdapter[Any] | None = None
+    """The node type's declared output type, for checking an output given at a breakpoint."""
 
 
 class _RunFailed(Exception):
@@ -84,7 +88,7 @@ class _Pauses:
     """One run's breakpoints: the live sets it consults before each node, who is asked, and the nodes the
     person said not to pause at again in this run."""
 
-    __slots__ = ("_approver", "_not_again", "_run_id", "_runtime", "_sets")
+    __slots__ = ("_approver", "_not_again", "_run_id", "_runtime", "_sets", "_skipped")
 
     def __init__(
         self, runtime: Runtime, sets: tuple[Breakpoints, ...], approver: BreakpointApprover, run_id: str
@@ -94,6 +98,11 @@ class _Pauses:
         self._approver = approver
         self._run_id = run_id
         self._not_again: set[str] = set()
+        self._skipped: set[tuple[str, int | None]] = set()
+
+    def skipped(self, node_ids: Iterable[str], iteration: int | None) -> str | None:
+        """The first of ``node_ids`` skipped with a person's output in ``iteration``, or None."""
+        return next((node_id for node_id in node_ids if (node_id, iteration) in self._skipped), None)
 
     def _match(self, node: GraphNode) -> str | None:
         if node.id in self._not_again:
@@ -118,6 +127,7 @@ class _Pauses:
             run_id=self._run_id,
             iteration=iteration,
             pattern=pattern,
+            output_shape=runtime._routes[node.type].output,
         )
         identity: dict[str, Any] = {
             "request_id": request.request_id,
@@ -149,8 +159,9 @@ class _Pauses:
                 f"run aborted at the breakpoint before node {node.id!r}{why}", node_id=node.id
             )
         if decision.action == "skip":
-            return False, decision.output
-        return True, decision.input if decision.action == "edit" else node_input
+            self._skipped.add((node.id, iteration))
+            return False, request.given_output(decision.output)
+        return True, request.edited_input(decision.input) if decision.action == "edit" else node_input
 
     async def _ask(self, request: BreakpointRequest) -> BreakpointDecision:
         """The approver's decision; one that fails or answers nonsense aborts the run (fail closed)."""
@@ -233,7 +244,9 @@ class Runtime:
         for node_type, handler in worker.nodes.items():
             if node_type in self._routes:
                 raise ValidationError(f"node type {node_type!r} is exposed by two workers")
-            self._routes[node_type] = _Route(worker, handler, semaphore)
+            declared = worker.outputs.get(node_type)
+            output = None if declared is None else pydantic.TypeAdapter[Any](declared)
+            self._routes[node_type] = _Route(worker, handler, semaphore, output)
         if worker not in self._workers:
             self._workers.append(worker)
 
@@ -574,8 +587,32 @@ class Runtime:
             )
             plan_input = definition.bind(state)
             outputs = await self._execute(definition.graph, plan_input, run_id, iteration, signal, pauses)
-            state = definition.update(state, outputs)
+            state = self._update(definition, state, outputs, iteration, pauses)
         return state
+
+    def _update(
+        self,
+        definition: LoopDefinition,
+        state: Any,
+        outputs: dict[str, Any],
+        iteration: int,
+        pauses: _Pauses | None,
+    ) -> Any:
+        """The loop's next state; the update failing on the output a person gave for a skipped node is
+        said so, naming the node, rather than as the update's own error."""
+        try:
+            return definition.update(state, outputs)
+        except DittoError:
+            raise
+        except Exception as exc:
+            skipped = pauses.skipped(outputs, iteration) if pauses is not None else None
+            if skipped is None:
+                raise
+            raise GraphExecutionError(
+                f"loop {definition.graph.name!r} could not take the output given for skipped node "
+                f"{skipped!r}: {_describe(exc)}",
+                node_id=skipped,
+            ) from exc
 
     async def _execute(
         self,
@@ -590,10 +627,15 @@ class Runtime:
         try:
             return await scheduler.run()
         except _RunFailed as failure:
-            raise GraphExecutionError(
-                f"node {failure.node.id!r} ({failure.node.type}) failed: {_describe(failure.error)}",
-                node_id=failure.node.id,
-            ) from failure.error
+            node, error = failure.node, failure.error
+            skipped = None
+            if pauses is not None and not isinstance(error, DittoError):
+                skipped = pauses.skipped(node.deps, iteration)
+            if skipped is not None:
+                message = f"could not take the output given for skipped node {skipped!r}: {_describe(error)}"
+            else:
+                message = f"failed: {_describe(error)}"
+            raise GraphExecutionError(f"node {node.id!r} ({node.type}) {message}", node_id=node.id) from error
 
     async def _run_node(
         self,

@@ -85,13 +85,18 @@ NodeHandler = Callable[[Any, WorkerContext], Awaitable[Any]]
 
 @dataclass(frozen=True, kw_only=True)
 class WorkerDefinition:
-    """A worker: its type, the node types it exposes, its resources and its dispose hook."""
+    """A worker: its type, the node types it exposes, its resources and its dispose hook.
+
+    ``outputs`` maps a node type to the type of its output (a pydantic model, a ``TypedDict``, a union),
+    for the node types that declare one: an output given at a breakpoint for a skipped node must fit it.
+    """
 
     type: str
     nodes: Mapping[str, NodeHandler]
     resources: Mapping[str, object] = field(default_factory=dict)
     dispose: Callable[[], object] | None = None
     concurrency: int | None = None
+    outputs: Mapping[str, Any] = field(default_factory=dict)
 
 
 def define_worker(
@@ -101,13 +106,15 @@ def define_worker(
     resources: Mapping[str, object] | None = None,
     dispose: Callable[[], object] | None = None,
     concurrency: int | None = None,
+    outputs: Mapping[str, Any] | None = None,
 ) -> WorkerDefinition:
     """Define a worker exposing ``nodes`` (node type → handler), each type prefixed by ``type + "."``.
 
     ``concurrency`` bounds how many entry calls of this worker run at once in one runtime: calls from
     ``runtime.invoke`` and graph or loop nodes; a handler's nested ``context.invoke`` takes no slot, so a
     worker with ``concurrency=1`` can still call its own node types. ``dispose`` (sync or async) runs
-    once when the runtime closes.
+    once when the runtime closes. ``outputs`` declares the output type of some of the node types (see
+    :class:`WorkerDefinition`).
     """
     if not isinstance(type, str) or not _TYPE_PATTERN.match(type):
         raise ValidationError(f"worker type {type!r} must be dotted identifiers such as 'INTERACTION'")
@@ -124,10 +131,14 @@ def define_worker(
         raise ValidationError("concurrency must be a positive integer")
     if concurrency is not None and concurrency < 1:
         raise ValidationError("concurrency must be a positive integer")
+    undeclared = sorted(set(outputs or {}) - set(nodes))
+    if undeclared:
+        raise ValidationError(f"outputs names {undeclared[0]!r}, which worker {type!r} does not expose")
     return WorkerDefinition(
         type=type,
         nodes=dict(nodes),
         resources=dict(resources or {}),
         dispose=dispose,
         concurrency=concurrency,
+        outputs=dict(outputs or {}),
     )

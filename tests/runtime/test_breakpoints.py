@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 
 from ditto_tui.config import load_runtime_config_file
-from ditto_tui.errors import RunAbortedError, ValidationError
+from ditto_tui.errors import GraphExecutionError, RunAbortedError, ValidationError
 from ditto_tui.headless import run_headless
+from ditto_tui.infer import InferMessage
+from ditto_tui.infer.worker import SampleOutput
 from ditto_tui.program import load_program
 from ditto_tui.runtime import (
     BreakpointDecision,
@@ -360,3 +366,175 @@ def test_the_break_option_is_repeatable_and_for_the_app_only(capsys: pytest.Capt
         _parse(["--headless", "--break", "write", "run", "graphs/write_note.py"])
     assert exited.value.code == 2
     assert "--break needs a person to answer each pause: run without --headless" in capsys.readouterr().err
+
+
+# -- typed inputs and declared outputs ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Budget:
+    """A dataclass inside a node's input, as a graph's own state may put there."""
+
+    turns: int
+    note: str = "none"
+
+
+def typed_worker(seen: list[Any]) -> Any:
+    """T.CHAT records the input it gets and answers with a sample output; T.READ reads that output."""
+
+    async def chat(input: Any, _context: WorkerContext) -> Any:
+        seen.append(input)
+        return {"message": InferMessage(role="assistant", content="hi"), "finishReason": "stop"}
+
+    async def read(input: Any, _context: WorkerContext) -> Any:
+        return input["message"].content
+
+    return define_worker(type="T", nodes={"T.CHAT": chat, "T.READ": read}, outputs={"T.CHAT": SampleOutput})
+
+
+def chat_graph() -> Graph:
+    return (
+        graph("chat")
+        .node("chat", "T.CHAT", [], lambda input, _d: input)
+        .node("read", "T.READ", ["chat"], lambda _i, deps: deps["chat"])
+    )
+
+
+CHAT_INPUT = {
+    "messages": [InferMessage(role="system", content="be brief"), InferMessage(role="user", content="hi")],
+    "budget": Budget(turns=2),
+}
+
+
+async def run_chat(answer: Answer, breakpoints: list[str]) -> tuple[Any, list[Any], Person]:
+    seen: list[Any] = []
+    person = Person(answer)
+    async with create_ditto(workers=[typed_worker(seen)], approver=person) as runtime:
+        outputs = await runtime.run(chat_graph(), CHAT_INPUT, breakpoints=breakpoints)
+    return outputs, seen, person
+
+
+def test_the_input_is_shown_as_the_journal_writes_it() -> None:
+    request = BreakpointRequest(
+        request_id="b-1", node_id="chat", node_type="T.CHAT", input=CHAT_INPUT, run_id="run-1"
+    )
+    assert request.input_json == {
+        "messages": [
+            {"role": "system", "content": "be brief", "actionRequests": [], "metadata": {}},
+            {"role": "user", "content": "hi", "actionRequests": [], "metadata": {}},
+        ],
+        "budget": {"turns": 2, "note": "none"},
+    }
+    assert json.loads(json.dumps(request.input_json)) == request.input_json
+
+
+async def test_an_edited_input_reaches_the_node_in_the_types_it_had() -> None:
+    def edit(request: BreakpointRequest) -> BreakpointDecision:
+        edited = request.input_json
+        edited["messages"].append({"role": "assistant", "content": "ok", "actionRequests": []})
+        edited["budget"]["turns"] = 5
+        return BreakpointDecision(action="edit", input=edited)
+
+    outputs, [got], _person = await run_chat(edit, ["chat"])
+    assert [type(message) for message in got["messages"]] == [InferMessage] * 3
+    assert got["messages"][2] == InferMessage(role="assistant", content="ok")
+    assert got["budget"] == Budget(turns=5)
+    assert outputs["read"] == "hi"
+
+
+def test_an_edit_that_does_not_fit_the_input_is_refused_saying_where() -> None:
+    request = BreakpointRequest(
+        request_id="b-1", node_id="chat", node_type="T.CHAT", input=CHAT_INPUT, run_id="run-1"
+    )
+    with pytest.raises(
+        ValidationError, match=r"the edited input\.messages\[1\] is not a valid InferMessage: role"
+    ):
+        request.edited_input({"messages": [{"role": "user"}, {"role": "wizard"}], "budget": {"turns": 1}})
+    with pytest.raises(ValidationError, match=r"the edited input\.budget: a Budget has no field 'turn'"):
+        request.edited_input({"messages": [], "budget": {"turn": 1}})
+    with pytest.raises(ValidationError, match=r"the edited input\.budget must be an object \(a Budget\)"):
+        request.edited_input({"messages": [], "budget": 3})
+
+
+async def test_a_bad_edit_from_python_fails_the_node_before_it_runs() -> None:
+    bad = BreakpointDecision(action="edit", input={"messages": [{"role": "wizard"}], "budget": {"turns": 1}})
+    with pytest.raises(
+        GraphExecutionError, match=r"node 'chat' \(T.CHAT\) failed: Invalid input: the edited input"
+    ):
+        await run_chat(lambda _r: bad, ["chat"])
+
+
+async def test_a_skip_output_must_be_the_output_its_node_type_declares() -> None:
+    request = BreakpointRequest(
+        request_id="b-1",
+        node_id="chat",
+        node_type="T.CHAT",
+        input=CHAT_INPUT,
+        run_id="run-1",
+        output_shape=pydantic.TypeAdapter(SampleOutput),
+    )
+    with pytest.raises(
+        ValidationError, match="not one T.CHAT gives, so the nodes after it could not take it"
+    ):
+        request.given_output(None)
+    given = {"message": {"role": "assistant", "content": "given"}, "finishReason": "stop"}
+    assert request.given_output(given)["message"] == InferMessage(role="assistant", content="given")
+
+    outputs, seen, person = await run_chat(
+        lambda _r: BreakpointDecision(action="skip", output=given), ["chat"]
+    )
+    assert seen == [] and outputs["read"] == "given"
+    assert person.asked[0].output_shape is not None
+    with pytest.raises(
+        GraphExecutionError, match=r"node 'chat' \(T.CHAT\) failed: Invalid input: the output is not one"
+    ):
+        await run_chat(lambda _r: BreakpointDecision(action="skip", output=None), ["chat"])
+
+
+async def test_a_node_failing_on_a_skipped_nodes_output_says_which() -> None:
+    with pytest.raises(GraphExecutionError) as raised:
+        await run_chain(lambda _r: BreakpointDecision(action="skip", output=None), ["first"])
+    assert str(raised.value).startswith(
+        "node 'second' (T.ADD) could not take the output given for skipped node 'first': "
+    )
+    assert raised.value.node_id == "second"
+
+
+async def test_a_loop_update_failing_on_a_skipped_output_says_which() -> None:
+    calls: list[tuple[str, Any]] = []
+    body = graph("count").node("add", "T.ADD", [], lambda state, _d: state)
+    counting = loop(
+        graph=body,
+        max_iterations=3,
+        bind=lambda s: s,
+        update=lambda _s, out: {"n": out["add"]["n"]},
+        done=lambda s: s["n"] >= 2,
+    )
+    person = Person(lambda _r: BreakpointDecision(action="skip", output=[]))
+    async with create_ditto(workers=[recording(calls)], approver=person) as runtime:
+        with pytest.raises(
+            GraphExecutionError, match="loop 'count' could not take the output given for skipped node 'add'"
+        ):
+            await runtime.loop(counting, {"n": 0}, breakpoints=["add"])
+
+
+async def test_skip_with_null_at_the_agent_s_sample_is_refused_and_act_never_runs(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    shutil.copy(ROOT / "ditto_tui/agent/ditto.yaml", root / "ditto.yaml")
+    seen: list[BreakpointRequest] = []
+
+    def answer(request: Any) -> Any:
+        if isinstance(request, ApprovalRequest):
+            return ApprovalDecision(kind="approve")
+        seen.append(request)
+        return BreakpointDecision(action="skip", output=None)
+
+    with pytest.raises(
+        GraphExecutionError, match="node 'sample' .* the output is not one INFER.SAMPLE gives"
+    ):
+        await run_program(root, "ditto_tui/agent/react_agent.py", answer, ["sample"])
+    [request] = seen
+    with pytest.raises(ValidationError, match="INFER.SAMPLE"):
+        request.given_output(None)
+    assert isinstance(request.input_json["messages"][0], dict)
+    assert request.edited_input(request.input_json)["messages"] == request.input["messages"]
