@@ -7,6 +7,7 @@ are journaled and a replay of the journal shows them.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
+from ditto_tui.infer import InferMessage
 from ditto_tui.runtime import (
     BreakpointRequest,
     BreakpointRequested,
@@ -35,6 +37,8 @@ from ditto_tui.tui.screens.run import RunScreen
 from ditto_tui.tui.widgets.dag import BREAKPOINT_MARKER
 from ditto_tui.tui.widgets.detail import entry_detail
 from tests.tui.run_fixtures import SIZE, app_for, keys_armed, outputs, run_screen, wait_until, workspace
+from tests.tui.test_agent_loop_tui import SIZE as AGENT_SIZE
+from tests.tui.test_agent_loop_tui import agent_app
 
 WRITE_NOTE = "graphs/write_note.py"
 LOOP = "graphs/read_and_deliver.py"
@@ -599,3 +603,104 @@ async def test_before_the_session_opens_b_and_s_say_so(tmp_path: Path) -> None:
         await wait_until(pilot, lambda: len(app._notifications) == 2)
         assert all("still opening" in str(note.message) for note in app._notifications)
         assert screen.dag.breakpoints is None
+
+
+# -- the packaged agent: typed inputs, declared outputs -----------------------------------------------
+
+
+async def agent_paused_at_sample(pilot: Pilot[Any]) -> BreakpointModal:
+    """In the app ``ditto-tui`` opens on the packaged agent: Esc in the task box, ``S``, ``i``, Enter, then
+    ``n`` past node ``tools``; the view paused before node ``sample``."""
+    app = pilot.app
+    assert isinstance(app, DittoApp)
+    await wait_until(pilot, lambda: isinstance(app.screen_stack[0], RunScreen))
+    screen = run_screen(app)
+    await wait_until(pilot, lambda: screen.prompt.display and screen.prompt.area.has_focus)
+    await pilot.press("escape")
+    await pilot.press("S")
+    await wait_until(pilot, lambda: screen.bridge.breakpoints is not None and screen.bridge.breakpoints.step)
+    await pilot.press("i")
+    await wait_until(pilot, lambda: screen.prompt.display and screen.prompt.area.has_focus)
+    await pilot.press("enter")
+    await paused(pilot, "tools")
+    await answer(pilot, "n")
+    return await paused(pilot, "sample")
+
+
+def started_input(app: DittoApp, node_id: str) -> Any:
+    """The input node ``node_id`` started on, as the runtime handed it over."""
+    entries = run_screen(app).model.entries
+    starts = [
+        e for entry in entries for e in entry.events if isinstance(e, NodeStarted) and e.node_id == node_id
+    ]
+    return starts[-1].input
+
+
+async def test_the_agent_s_input_is_json_and_an_edit_reaches_the_model_as_messages(tmp_path: Path) -> None:
+    app = agent_app(tmp_path)
+    async with app.run_test(size=AGENT_SIZE) as pilot:
+        view = await agent_paused_at_sample(pilot)
+        shown = view.value_view.render().plain  # type: ignore[union-attr]
+        assert '"role": "system"' in shown and '"inputSchema": {' in shown
+        assert "InferMessage(" not in shown and "ToolSpec(" not in shown
+        await pilot.press("e")
+        editor = view.query_one("#editor", TextArea)
+        await wait_until(pilot, lambda: editor.display and editor.has_focus)
+        edit = json.loads(editor.text)
+        assert edit == view.request.input_json
+        assert edit["messages"][0]["role"] == "system" and edit["tools"][0]["name"] == "grep"
+
+        edit["messages"][1]["role"] = "wizard"
+        await write_in_editor(pilot, view, json.dumps(edit))
+        await pilot.press("ctrl+s")
+        assert view.mode == "edit"
+        problem = view.problem.render().plain  # type: ignore[union-attr]
+        assert "messages[1] is not a valid InferMessage: role" in problem
+
+        edit["messages"][1] = {"role": "user", "content": "Edited at the breakpoint [b]not markup[/b]"}
+        await write_in_editor(pilot, view, json.dumps(edit))
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: view.mode == "edited")
+        assert "[b]not markup[/b]" in view.value_view.render().plain  # type: ignore[union-attr]
+        await answer(pilot, "n")
+        act = await paused(pilot, "act")
+        messages = started_input(app, "sample")["messages"]
+        assert all(isinstance(message, InferMessage) for message in messages)
+        assert messages[1] == InferMessage(role="user", content="Edited at the breakpoint [b]not markup[/b]")
+        assert "InferMessage(" not in act.value_view.render().plain  # type: ignore[union-attr]
+        assert not any("Something failed" in str(n.message) for n in app._notifications)
+        await pilot.press("a")
+        await answer(pilot, "enter")
+        screen = run_screen(app)
+        await wait_until(pilot, lambda: screen.runner is not None and screen.runner.is_finished)
+
+
+async def test_skip_at_sample_takes_only_an_output_the_next_nodes_can_take(tmp_path: Path) -> None:
+    app = agent_app(tmp_path)
+    async with app.run_test(size=AGENT_SIZE) as pilot:
+        view = await agent_paused_at_sample(pilot)
+        await pilot.press("k")
+        await write_in_editor(pilot, view, "null")
+        await pilot.press("ctrl+s")
+        assert view.mode == "skip"
+        problem = view.problem.render().plain  # type: ignore[union-attr]
+        assert "the output is not one INFER.SAMPLE gives, so the nodes after it could not take it" in problem
+
+        given = {
+            "message": {"role": "assistant", "content": "Skipped by the person."},
+            "finishReason": "stop",
+        }
+        await write_in_editor(pilot, view, json.dumps(given))
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: view.mode == "skipping")
+        await answer(pilot, "k")
+        for node_id in ("act", "observe", "output"):
+            await paused(pilot, node_id)
+            await answer(pilot, "n")
+        screen = run_screen(app)
+        await wait_until(pilot, lambda: screen.runner is not None and screen.runner.is_finished)
+        assert started_input(app, "act")["message"] == InferMessage(
+            role="assistant", content="Skipped by the person."
+        )
+        finished = [e for entry in screen.model.entries for e in entry.events if e.kind == "run_finished"]
+        assert finished and finished[-1].status == "succeeded"  # type: ignore[attr-defined]

@@ -1,8 +1,10 @@
 """The breakpoint view: a node paused before it starts, with its input; continue, edit, skip or abort.
 
-The input is untrusted (it was built from tool results and model output): it is shown as plain text
-with :func:`untrusted_json`, its control characters made visible, and handed to the editor with
-:func:`editable_json`. An edited input or a given output is checked as JSON before it can be accepted.
+The input is untrusted (it was built from tool results and model output): it is shown in its JSON form
+(the journal's: models by alias) as plain text with :func:`untrusted_json`, its control characters made
+visible, and handed to the editor with :func:`editable_json`. An edited input is checked as JSON and
+against the types of the input it replaces, a given output against the output its node type declares,
+before either can be accepted.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from textual.widgets import Footer, Input, Static, TextArea
 
 from ditto_tui.errors import ValidationError
 from ditto_tui.json_text import parse_json_text
-from ditto_tui.runtime.breakpoints import STEP, BreakpointDecision, BreakpointRequest
+from ditto_tui.runtime.breakpoints import STEP, BreakpointDecision, BreakpointRequest, check_json
 from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import editable_json, untrusted_json
 from ditto_tui.tui.widgets.inline import one_line
@@ -174,7 +176,7 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
         elif self.mode == "skipping":
             heading, value = "Output given for the node, which does not run", self.output
         else:
-            heading, value = "Input, exactly as the node will get it", self.request.input
+            heading, value = "Input, exactly as the node will get it", self.request.input_json
         self.value_view.update(Text.assemble((heading + "\n", "bold underline"), untrusted_json(value)))
 
     # -- modes and keys ---------------------------------------------------------------------------------
@@ -231,9 +233,15 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
         self._close(None)
 
     def action_edit(self) -> None:
-        """Edit the input as JSON (again from the last edit when there is one)."""
-        value = self.edited if self.mode == "edited" else self.request.input
-        self._open_editor("edit", editable_json(value), "The node's input, as JSON")
+        """Edit the input as JSON (again from the last edit when there is one); an input that holds a
+        value with no JSON form cannot be edited, and the view says so."""
+        value = self.edited if self.mode == "edited" else self.request.input_json
+        try:
+            text = editable_json(check_json(value, "the input"))
+        except ValidationError as exc:
+            self._show_problem(f"It cannot be edited here: {exc.message}")
+            return
+        self._open_editor("edit", text, "The node's input, as JSON")
 
     def action_skip(self) -> None:
         """Write the output the node gives without running."""
@@ -250,6 +258,7 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
         try:
             value = parse_json_text(self.editor.text, "the edited input")
             BreakpointDecision(action="edit", input=value)
+            self.request.edited_input(value)
             if self.check is not None and isinstance(value, Mapping):
                 self.check(value)
         except ValidationError as exc:
@@ -265,6 +274,7 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
         try:
             value = parse_json_text(text, "the output")
             BreakpointDecision(action="skip", output=value)
+            self.request.given_output(value)
         except ValidationError as exc:
             self._show_problem(exc.message)
             return
