@@ -4,8 +4,10 @@
 
 Read tools list, read, search and check notes (``search_notes`` returns structured content with an output
 schema; ``check_note`` reports an ``isError`` result for a note without a title); ``write_note`` replaces a
-note and is annotated destructive. ``--catalogue N`` adds N generated tools, and every tool list is served
-in pages of 100 with opaque cursors.
+note and is annotated destructive. Each note is also a resource (the template ``note://{name}``, with
+completions of the note names) and ``notes://index`` lists them; the prompt ``summarise_note`` asks for
+a summary of one note. ``--catalogue N`` adds N generated tools, and every tool list is served in pages
+of 100 with opaque cursors.
 
 The server is the example users copy, so it confines itself with the sandbox's own path rules: a note is
 read and written relative to the notes folder without ever following a symbolic link out of it, and a
@@ -29,7 +31,16 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, ListToolsResult, ToolAnnotations
+from mcp.types import (
+    INVALID_PARAMS,
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    ListToolsResult,
+    PromptReference,
+    ResourceTemplateReference,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, Field
 
 from ditto_tui import __version__
@@ -186,6 +197,44 @@ def _note_tools(server: MCPServer, notes: Notes) -> None:
         return f"Wrote {len(text.encode('utf-8'))} bytes to {file}"
 
 
+MAX_COMPLETIONS = 100
+"""At most this many note names in one completion (the protocol's own limit)."""
+
+
+def _note_resources(server: MCPServer, notes: Notes) -> None:
+    """The notes as resources, a prompt over one note, and completions of the note names for both."""
+
+    @server.resource("notes://index", name="index", title="Notes", mime_type="text/plain")
+    def index() -> str:
+        """The names of every note, one per line."""
+        return "\n".join(notes.names())
+
+    @server.resource("note://{name}", name="note", title="A note", mime_type="text/markdown")
+    def note(name: str) -> str:
+        """One note's Markdown text (its name, with or without .md)."""
+        return notes.read(name)
+
+    @server.prompt(title="Summarise a note")
+    def summarise_note(name: str) -> str:
+        """Ask for a short summary of one note, its text included."""
+        return f"Summarise the note {notes.file(name)} in three sentences:\n\n{notes.read(name)}"
+
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None,
+    ) -> Completion | None:
+        if argument.name != "name":
+            return None
+        typed = argument.value.casefold()
+        found = [name.removesuffix(".md") for name in notes.names() if name.casefold().startswith(typed)]
+        return Completion(
+            values=found[:MAX_COMPLETIONS], total=len(found), has_more=len(found) > MAX_COMPLETIONS
+        )
+
+    server.completion()(complete)  # type: ignore[no-untyped-call]  # the SDK's decorator has no types
+
+
 def _catalogue(count: int) -> list[Tool]:
     def entry(text: str = "") -> str:
         return f"catalogue entry: {text}"
@@ -204,12 +253,15 @@ def build_server(folder: Path, *, catalogue: int = 0) -> MCPServer:
     server = MCPServer(
         "ditto-demo",
         version=__version__,
-        instructions="Notes tools: list, read, search and check notes; write_note replaces a note.",
+        instructions="Notes tools: list, read, search and check notes; write_note replaces a note. "
+        "Each note is the resource note://{name}; the prompt summarise_note asks for a summary of one.",
         tools=_catalogue(catalogue),
         log_level="WARNING",
     )
     server.middleware.append(PagedTools(server))
-    _note_tools(server, Notes(folder))
+    notes = Notes(folder)
+    _note_tools(server, notes)
+    _note_resources(server, notes)
     return server
 
 

@@ -14,6 +14,7 @@ from ditto_tui import __version__
 from ditto_tui.config import load_runtime_config_file, parse_runtime_config
 from ditto_tui.contracts import JsonPart, TextPart
 from ditto_tui.demo.servers import MODULE, demo_server_args, demo_server_entry
+from ditto_tui.errors import McpError
 from ditto_tui.home import workspace_state_dir
 from ditto_tui.interaction import (
     McpRegistry,
@@ -203,3 +204,30 @@ async def test_the_repository_config_starts_the_demo_server_with_its_rules(tmp_p
     assert listed.status == "success" and "welcome.md" in listed.content[0].text  # type: ignore[index,union-attr]
     assert (workspace_state_dir(workspace) / "demo-notes" / "welcome.md").is_file()
     assert list(workspace.iterdir()) == []
+
+
+async def test_the_demo_offers_its_notes_as_resources_a_prompt_and_completions(tmp_path: Path) -> None:
+    servers = {"demo": demo_server_entry(tmp_path / "notes")}
+    async with open_mcp_servers(servers, log_dir=tmp_path / "logs") as registry:
+        listed = await registry.list_resources("demo")
+        templates = await registry.list_resource_templates("demo")
+        prompts = await registry.list_prompts("demo")
+        index = await registry.read_resource("demo", "notes://index")
+        welcome = await registry.read_resource("demo", "note://welcome")
+        done = await registry.complete(
+            "demo", {"type": "ref/resource", "uri": "note://{name}"}, {"name": "name", "value": "w"}
+        )
+        prompt = await registry.get_prompt("demo", "summarise_note", {"name": "welcome"})
+        with pytest.raises(McpError):
+            await registry.read_resource("demo", "note://..%2Fsecret")
+    assert [resource["uri"] for resource in listed["resources"]] == ["notes://index"]
+    assert [template["uriTemplate"] for template in templates["resourceTemplates"]] == ["note://{name}"]
+    assert [(p["name"], p["arguments"][0]["name"]) for p in prompts["prompts"]] == [
+        ("summarise_note", "name")
+    ]
+    assert "welcome.md" in index["contents"][0]["text"].splitlines()
+    welcome_text = (tmp_path / "notes" / "welcome.md").read_text(encoding="utf-8")
+    assert welcome["contents"][0]["text"] == welcome_text
+    assert done["values"] == ["welcome"]
+    (message,) = prompt["messages"]
+    assert message["role"] == "user" and welcome_text in message["content"]["text"]

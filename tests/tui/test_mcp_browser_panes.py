@@ -64,6 +64,22 @@ def answer(method, params):
 serve({"name": "shop", "version": "3.1"}, {"tools": {}, "resources": {}, "prompts": {}}, answer)
 """.replace("__HOSTILE__", repr(HOSTILE))
 
+BARE = r"""
+EMPTY = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+    "prompts/list": "prompts",
+}
+
+
+def answer(method, params):
+    return {EMPTY[method]: []} if method in EMPTY else None
+
+
+serve({"name": "bare", "version": "1"}, {"tools": {}, "resources": {}, "prompts": {}}, answer)
+"""
+
 
 @pytest.fixture
 async def source(tmp_path: Path) -> AsyncIterator[McpSource]:
@@ -72,9 +88,11 @@ async def source(tmp_path: Path) -> AsyncIterator[McpSource]:
         "everything": node_server("mcp-server-everything", "stdio"),
         "shop": line_server(tmp_path / "shop.py", SHOP),
         "demo": demo_server_entry(tmp_path / "notes"),
+        "bare": line_server(tmp_path / "bare.py", BARE),
         "elsewhere": {"command": "elsewhere-server"},
     }
-    async with browser_source(tmp_path, servers, granted=["everything", "shop", "demo"]) as opened:
+    granted = ["everything", "shop", "demo", "bare"]
+    async with browser_source(tmp_path, servers, granted=granted) as opened:
         yield opened
 
 
@@ -258,10 +276,13 @@ async def test_hostile_resource_and_prompt_text_is_shown_literally(source: McpSo
 async def test_a_server_that_lists_nothing_and_one_not_connected(source: McpSource) -> None:
     app = ScreenApp(lambda: McpScreen(source))
     async with app.run_test(size=(120, 50)) as pilot:
-        await open_tab(pilot, "demo", "e", "0 resources, 0 templates")
+        await open_tab(pilot, "bare", "e", "0 resources, 0 templates")
         await pilot.press("o")
         await shows(pilot, "0 prompts")
         await open_tab(pilot, "elsewhere", "e", "The server is not connected")
+        await open_tab(pilot, "demo", "e", "1 resource, 1 template")  # its notes, as resources
+        await pilot.press("o")
+        await shows(pilot, "1 prompt")
 
 
 async def test_a_subscribed_resource_that_the_server_updates_is_read_again_and_marked(
