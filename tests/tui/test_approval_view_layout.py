@@ -3,6 +3,7 @@ the arguments."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -166,3 +167,19 @@ async def test_a_new_file_shows_its_arguments_first() -> None:
         view = await opened(pilot)
         assert view.arguments_view.region.y < view.diff_view.region.y
         assert "does not exist yet: the whole file is new" in str(view.diff_view.visual)
+
+
+@pytest.mark.parametrize(
+    ("server", "rule", "asked"),
+    [
+        ("demo", None, "no rule allows this tool (an MCP tool asks unless a rule allows it)"),
+        (None, None, "the tool requires approval"),
+        ("demo", "mcp:demo:* → ask", "rule mcp:demo:* → ask"),
+    ],
+)
+async def test_asked_by_names_why_the_call_asks(server: str | None, rule: str | None, asked: str) -> None:
+    request = dataclasses.replace(write_request(None), server=server, rule=rule)
+    app = host(request)
+    async with app.run_test(size=LARGE) as pilot:
+        await opened(pilot)
+        assert f"Asked by     {asked}" in screen_text(app)

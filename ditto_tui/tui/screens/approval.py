@@ -189,7 +189,12 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
 
     def _facts(self) -> Text:
         request = self.request
-        rule = f"rule {request.rule}" if request.rule else "the tool requires approval"
+        if request.rule:
+            rule = f"rule {request.rule}"
+        elif request.server is not None:
+            rule = "no rule allows this tool (an MCP tool asks unless a rule allows it)"
+        else:
+            rule = "the tool requires approval"
         lines = []
         if request.title:
             lines.append(Text.assemble(("Title        ", "dim"), one_line(request.title, style="bold")))
