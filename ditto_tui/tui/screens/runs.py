@@ -27,15 +27,31 @@ from ditto_tui.tui.widgets.inline import one_line
 _OUTCOME_STYLES = {"succeeded": "green", "failed": "bold red", "cancelled": "yellow"}
 
 
-def run_label(summary: RunSummary, *, live: bool) -> Text:
-    """One run on one line: when, graph, outcome, length, decisions (``live`` marks the run on screen)."""
+MAX_GRAPH_COLUMN = 28
+"""The graph names' column is as wide as the widest of them, up to this many cells (then cut with …)."""
+_OUTCOME_COLUMN = len("unfinished")
+_LENGTH_COLUMN = len("59m59s")
+
+
+def graph_column(summaries: list[RunSummary]) -> int:
+    """How wide the graph names' column is for ``summaries``."""
+    widest = max((one_line(summary.graph or "run").cell_len for summary in summaries), default=0)
+    return min(widest, MAX_GRAPH_COLUMN)
+
+
+def run_label(summary: RunSummary, *, live: bool, graph_width: int = 0) -> Text:
+    """One run on one line: when, graph, outcome, length, decisions (``live`` marks the run on screen);
+    with ``graph_width`` (:func:`graph_column`) the columns line up from row to row."""
     when = time.strftime("%H:%M:%S", time.localtime(summary.started_at)) if summary.started_at else "--:--:--"
     line = Text.assemble(("● " if live else "  ", "bold cyan"), (when, "dim"), "  ")
-    line.append_text(one_line(summary.graph or "run", style="bold"))
+    name = one_line(summary.graph or "run", style="bold")
+    if graph_width:
+        name.truncate(graph_width, overflow="ellipsis", pad=True)
+    line.append_text(name)
     outcome = "live" if live and summary.outcome == "unfinished" else summary.outcome
-    line.append(f"  {outcome}", style=_OUTCOME_STYLES.get(outcome, "cyan"))
-    if summary.duration_ms is not None:
-        line.append(f"  {format_seconds(summary.duration_ms / 1000)}", style="dim")
+    line.append(f"  {outcome:<{_OUTCOME_COLUMN}}", style=_OUTCOME_STYLES.get(outcome, "cyan"))
+    length = format_seconds(summary.duration_ms / 1000) if summary.duration_ms is not None else ""
+    line.append(f"  {length:>{_LENGTH_COLUMN}}", style="dim")
     decided = sum(summary.approvals.values())
     if decided:
         line.append(f"  {decided} decision{'s' if decided != 1 else ''}", style="dim")
@@ -75,7 +91,11 @@ class RunsModal(Guarded, ModalScreen[Path | None]):
         with Vertical(id="runs-dialog"):
             title = "Runs of this workspace (Enter opens one; recorded runs replay read-only)"
             yield Static(Text(title), id="runs-title")
-            options = [Option(run_label(s, live=s.run_id == self.live), id=s.run_id) for s in self.summaries]
+            width = graph_column(self.summaries)
+            options = [
+                Option(run_label(s, live=s.run_id == self.live, graph_width=width), id=s.run_id)
+                for s in self.summaries
+            ]
             if not options:
                 options = [Option(Text("No run is recorded yet.", style="italic"), disabled=True)]
             yield OptionList(*options, id="runs-list")
