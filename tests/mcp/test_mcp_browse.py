@@ -105,11 +105,16 @@ async def test_ping_answers_in_seconds(registry: McpRegistry) -> None:
         assert isinstance(seconds, float) and 0 <= seconds < 10
 
 
-async def test_demo_server_declares_resources_and_prompts_but_lists_none(registry: McpRegistry) -> None:
+async def test_demo_server_declares_and_lists_its_resources_and_prompts(registry: McpRegistry) -> None:
     assert {"tools", "resources", "prompts"} <= registry.server_info("demo").capabilities.keys()
-    assert (await registry.list_resources("demo"))["resources"] == []
-    assert (await registry.list_resource_templates("demo"))["resourceTemplates"] == []
-    assert (await registry.list_prompts("demo"))["prompts"] == []
+    resources = (await registry.list_resources("demo"))["resources"]
+    templates = (await registry.list_resource_templates("demo"))["resourceTemplates"]
+    prompts = (await registry.list_prompts("demo"))["prompts"]
+    assert [resource["uri"] for resource in resources] == ["notes://index"]
+    assert [template["uriTemplate"] for template in templates] == ["note://{name}"]
+    assert [(prompt["name"], prompt["arguments"][0]["name"]) for prompt in prompts] == [
+        ("summarise_note", "name")
+    ]
 
 
 async def test_a_server_with_tools_only_refuses_resources_and_prompts_without_asking_it(
