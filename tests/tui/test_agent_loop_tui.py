@@ -143,6 +143,15 @@ async def test_pressing_a_count_selects_its_call_in_the_transcript_and_the_timel
         await pilot.press("enter")
         assert "does not exist yet" not in focused.line_text().plain
         assert focused.expanded
+        # ↑ and ↓ go from call to call; past the last one the key goes on to the pane, which scrolls.
+        calls = transcript(app).call_lines()
+        assert calls[-1] is focused and len(calls) >= 3
+        await pilot.press("up")
+        assert app.focused is calls[-2]
+        await pilot.press("up", "down", "down")
+        assert app.focused is calls[-1]
+        await pilot.press("down")
+        assert app.focused is calls[-1]
 
 
 async def test_a_follow_up_continues_the_conversation_as_a_new_run_journaled_as_such(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from typing import ClassVar
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import events
+from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
@@ -80,10 +81,14 @@ class CallLine(Static, can_focus=True):
     CallLine {
         height: auto;
         padding: 0 0 0 2;
-        &:focus { background: $boost; }
+        &:focus { background: $accent 30%; }
     }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "expand", "Show result", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "expand", "Show result", show=False),
+        Binding("up", "step(-1)", "Previous call", show=False),
+        Binding("down", "step(1)", "Next call", show=False),
+    ]
 
     class Toggled(Message):
         """A call line was opened or closed (the pane keeps its scroll)."""
@@ -128,6 +133,15 @@ class CallLine(Static, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         self.action_expand()
+
+    def action_step(self, step: int) -> None:
+        """Go to the call before or after this one; past the first or the last, the pane scrolls."""
+        view = next((node for node in self.ancestors if isinstance(node, TranscriptView)), None)
+        calls = view.call_lines() if view is not None else [self]
+        index = calls.index(self) + step if self in calls else -1
+        if not 0 <= index < len(calls):
+            raise SkipAction()
+        calls[index].focus()
 
 
 def _split_at(text: str) -> int:
