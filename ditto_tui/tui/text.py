@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from rich.style import Style
-from rich.text import Text
+from rich.text import Span, Text
 
 __all__ = [
     "MARKER_STYLE",
@@ -53,6 +53,8 @@ _HIDDEN = re.compile(
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0000-\U000e0fff]"
 )
+_HIDDEN_BUT_LINES = re.compile(_HIDDEN.pattern.replace("\x00-\x1f", "\x00-\x08\x0b-\x1f", 1))
+""":data:`_HIDDEN` without ``\\n`` and ``\\t``, for text that keeps both."""
 
 _JSON_KEY = Style(color="blue", bold=True)
 _JSON_STRING = Style(color="green")
@@ -123,28 +125,30 @@ def render_untrusted(
     The result is never parsed as markup, holds no ESC, C1 or other control character except the
     kept ``\\n`` and ``\\t``, and works in time linear in the length of ``text``.
     """
-    out = Text(style=style, end="", no_wrap=False)
-    start = 0
-    for match in _HIDDEN.finditer(text):
+    # Kept newlines and tabs need no work: the scan skips them. The pieces and the markers' spans are
+    # collected and joined once, so a long many-line text costs no Text object per line.
+    keep_both = newlines == "keep" and tabs == "keep"
+    pattern = _HIDDEN_BUT_LINES if keep_both else _HIDDEN
+    parts: list[str] = []
+    spans: list[Span] = []
+    length = start = 0
+    for match in pattern.finditer(text):
         index = match.start()
         if index > start:
-            out.append(text[start:index])
-        out.append_text(_marker_text(match.group(), newlines, tabs))
+            parts.append(text[start:index])
+            length += index - start
+        char = match.group()
+        if char == "\n" and newlines == "keep" or char == "\t" and tabs == "keep":
+            shown = char
+        else:
+            marker = NEWLINE_MARKER if char == "\n" else marker_for(char)
+            spans.append(Span(length, length + len(marker), MARKER_STYLE))
+            shown = marker + "\n" if char == "\n" else marker
+        parts.append(shown)
+        length += len(shown)
         start = index + 1
-    if start < len(text):
-        out.append(text[start:])
-    return out
-
-
-def _marker_text(char: str, newlines: str, tabs: str) -> Text:
-    """The replacement for one matched character: itself when kept, else its marker."""
-    if char == "\n":
-        if newlines == "keep":
-            return Text("\n")
-        return Text.assemble((NEWLINE_MARKER, MARKER_STYLE), "\n")
-    if char == "\t" and tabs == "keep":
-        return Text("\t")
-    return Text(marker_for(char), style=MARKER_STYLE)
+    parts.append(text[start:])
+    return Text("".join(parts), style=style, end="", no_wrap=False, spans=spans)
 
 
 def untrusted_json(value: object) -> Text:

@@ -148,3 +148,35 @@ def test_untrusted_json_renders_any_depth(depth: int) -> None:
         value = [value]
     plain = untrusted_json(value).plain
     assert plain.count("[") == depth and '"leaf"' in plain
+
+
+def _reference(text: str, newlines: str, tabs: str) -> tuple[str, list[tuple[int, int]]]:
+    """render_untrusted one character at a time: the plain text and where the markers are."""
+    plain, marks = "", []
+    for char in text:
+        if char == "\n" and newlines == "keep" or char == "\t" and tabs == "keep":
+            plain += char
+        elif char == "\n":
+            marks.append((len(plain), len(plain) + len(NEWLINE_MARKER)))
+            plain += NEWLINE_MARKER + "\n"
+        elif char == "\t" or re.fullmatch(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e]", char):
+            marks.append((len(plain), len(plain) + len(marker_for(char))))
+            plain += marker_for(char)
+        else:
+            plain += char
+    return plain, marks
+
+
+@given(
+    st.text(alphabet=st.sampled_from("ab \n\t\x1b\x00\x9b\u202e\u200b"), max_size=60),
+    st.sampled_from(["keep", "visible"]),
+    st.sampled_from(["keep", "visible"]),
+)
+def test_render_untrusted_matches_a_character_by_character_rendering(
+    text: str, newlines: Any, tabs: Any
+) -> None:
+    shown = render_untrusted(text, newlines=newlines, tabs=tabs, style="dim")
+    plain, marks = _reference(text, newlines, tabs)
+    assert shown.plain == plain and shown.style == "dim"
+    assert [(span.start, span.end) for span in shown.spans] == marks
+    assert all(span.style == MARKER_STYLE for span in shown.spans)
