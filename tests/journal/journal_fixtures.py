@@ -56,6 +56,12 @@ def make_workspace(tmp_path: Path, config: str, name: str = "ws") -> Path:
     return root
 
 
+def headless_steps(root: Path) -> list[str]:
+    """The command line of a headless run of the steps graph in ``root``, with its own ditto.yaml."""
+    config = str(root / "ditto.yaml")
+    return ["run", str(STEPS_GRAPH), "--headless", "--workspace", str(root), "--config", config]
+
+
 def load(root: Path, graph_file: Path, env: dict[str, str] | None = None) -> tuple[RuntimeConfig, Program]:
     """The workspace config and the program of ``graph_file``, as the CLI loads them."""
     config = load_runtime_config_file(root / "ditto.yaml", env or {})

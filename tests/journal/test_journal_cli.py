@@ -18,22 +18,14 @@ from ditto_tui.runtime import (
     RunStarted,
 )
 from ditto_tui.supervise import JournalRead, RunJournal
-from tests.journal.journal_fixtures import STEPS_CONFIG, STEPS_GRAPH, journals, make_workspace
+from tests.journal.journal_fixtures import STEPS_CONFIG, headless_steps, journals, make_workspace
 
 
 @pytest.fixture
 def recorded(tmp_path: Path) -> Path:
     """A workspace with two recorded runs of the steps graph: approved, then denied."""
     root = make_workspace(tmp_path, STEPS_CONFIG)
-    common = [
-        "run",
-        str(STEPS_GRAPH),
-        "--headless",
-        "--workspace",
-        str(root),
-        "--config",
-        str(root / "ditto.yaml"),
-    ]
+    common = headless_steps(root)
     assert main([*common, "--approve", "allow"]) == 0
     assert main([*common, "--approve", "deny"]) == 0
     return root
@@ -91,16 +83,7 @@ def test_a_fixed_answer_is_recorded_as_the_sessions_setting_not_a_persons_decisi
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = make_workspace(tmp_path, STEPS_CONFIG)
-    code, out, _ = _run(
-        capsys,
-        "run",
-        str(STEPS_GRAPH),
-        "--headless",
-        "--workspace",
-        str(root),
-        "--config",
-        str(root / "ditto.yaml"),
-    )
+    code, out, _ = _run(capsys, *headless_steps(root))
     assert code == 0
     printed = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     resolved = [line for line in printed if line["kind"] == "approval_resolved"]

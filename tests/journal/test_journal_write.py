@@ -33,6 +33,7 @@ from tests.journal.journal_fixtures import (
     STEPS_GRAPH,
     RecordingFile,
     executions,
+    headless_steps,
     journals,
     load,
     make_workspace,
@@ -219,15 +220,7 @@ def test_every_cli_run_is_journaled_unless_no_journal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = make_workspace(tmp_path, STEPS_CONFIG)
-    common = [
-        "run",
-        str(STEPS_GRAPH),
-        "--headless",
-        "--workspace",
-        str(root),
-        "--config",
-        str(root / "ditto.yaml"),
-    ]
+    common = headless_steps(root)
     assert main([*common, "--no-journal"]) == 0
     assert journals(root) == []
     assert main([*common, "--approve", "allow"]) == 0
