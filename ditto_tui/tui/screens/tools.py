@@ -5,7 +5,7 @@ sandbox permits. ``v`` turns result review of the selected tool on or off for th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -16,6 +16,7 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.coordinate import Coordinate
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -146,6 +147,10 @@ def mcp_tool_rows(
         for server, capabilities in tools.items()
         for capability in sorted(capabilities, key=lambda item: item.name)
     ]
+
+
+class _McpToolsMoved(Message):
+    """A server's connection state or tool list changed: list the MCP tools again."""
 
 
 async def reachable_mcp_tools(runtime: Runtime, registry: McpRegistry) -> dict[str, list[McpCapability]]:
@@ -317,6 +322,8 @@ class ToolsScreen(Guarded, Screen[None]):
         self.sandbox = sandbox
         self.policy = policy
         self.rows: list[ToolRow | McpToolRow] = [*tool_rows(tools, sandbox, policy, always)]
+        self._registered = len(self.rows)
+        self._stop_watching: list[Callable[[], object]] = []
         self.mcp_listed = mcp is not None
         if mcp is not None:
             self.rows += mcp_tool_rows(mcp, sandbox, policy)
@@ -352,11 +359,14 @@ class ToolsScreen(Guarded, Screen[None]):
             self.list_mcp_tools()
 
     def _fill(self) -> None:
+        at = self.table.cursor_row if self.table.row_count else 0
         self.table.clear()
         for index, row in enumerate(self.rows):
             self.table.add_row(*_cells(row), key=str(index))
         if self.rows:
-            self._show(0)
+            at = min(at, len(self.rows) - 1)
+            self.table.move_cursor(row=at)
+            self._show(at)
         elif self.mcp_listed:
             self.detail.update(
                 Text("No tools are registered, and no MCP server the sandbox grants lists one.", style="dim")
@@ -385,7 +395,7 @@ class ToolsScreen(Guarded, Screen[None]):
             self.rows = rows
             self._fill()
 
-    @work(group="mcp-tools", exit_on_error=False)
+    @work(group="mcp-tools", exclusive=True, exit_on_error=False)
     async def list_mcp_tools(self) -> None:
         """Once the session is open, add the tools of every MCP server the sandbox grants."""
         bridge = getattr(self.app, "bridge", None)
@@ -398,10 +408,27 @@ class ToolsScreen(Guarded, Screen[None]):
             return
         registry = bridge.mcp if bridge.mcp is not None else McpRegistry()
         policy = bridge.gate.policy if bridge.gate is not None else self.policy
+        if not self._stop_watching:  # a server that connects or relists later shows its tools then
+            self._stop_watching = [registry.on_status(self._moved), registry.on_change(self._moved)]
         tools = await reachable_mcp_tools(runtime, registry)
         self.mcp_listed = True
-        self.rows += mcp_tool_rows(tools, self.sandbox, policy, _reviews(bridge))
+        listed = mcp_tool_rows(tools, self.sandbox, policy, _reviews(bridge))
+        self.rows = [*self.rows[: self._registered], *listed]
         self._fill()
+        self.on_screen_resume()
+
+    def _moved(self, _event: object) -> None:
+        self.post_message(_McpToolsMoved())
+
+    @on(_McpToolsMoved)
+    def _relist(self) -> None:
+        if self.mcp_listed:
+            self.list_mcp_tools()
+
+    def on_unmount(self) -> None:
+        for stop in self._stop_watching:
+            stop()
+        self._stop_watching = []
 
     @on(DataTable.RowHighlighted, "#tools-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
