@@ -12,6 +12,7 @@ session-scoped fixtures, which run outside any one test, get a home of the sessi
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,6 +68,26 @@ def ditto_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+ARMING_SECONDS_IN_TESTS = 0.2
+"""How long decision views here wait before their keys work (ARM_SECONDS, 0.5 s in the app)."""
+
+_REAL_ARMING = "u09"
+"""Tests of the arming itself (ADVERSARIAL U-09, named after it) keep the app's delay."""
+
+
+@pytest.fixture(autouse=True)
+def quick_arming(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision views arm their keys (and keys come back after a modal closes) sooner than in the app.
+
+    Waiting for the arming is most of many TUI tests' time, and what they check does not depend on
+    its length; the tests of arming itself keep the app's delay, and a test may still set its own.
+    """
+    keys = sys.modules.get("ditto_tui.tui.keys")  # loaded by the TUI tests only
+    if keys is None or _REAL_ARMING in request.node.name or _REAL_ARMING in request.module.__name__:
+        return
+    monkeypatch.setattr(keys, "ARM_SECONDS", ARMING_SECONDS_IN_TESTS)
 
 
 def pytest_configure(config: pytest.Config) -> None:

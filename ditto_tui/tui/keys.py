@@ -30,8 +30,8 @@ ARM_SECONDS = 0.5
 class KeyGuard:
     """Remembers when the last modal closed and says whether a key press may run a binding."""
 
-    def __init__(self, arm_seconds: float = ARM_SECONDS) -> None:
-        self.arm_seconds = arm_seconds
+    def __init__(self, arm_seconds: float | None = None) -> None:
+        self.arm_seconds = ARM_SECONDS if arm_seconds is None else arm_seconds
         self.closed_at = -math.inf
 
     def modal_closed(self) -> None:

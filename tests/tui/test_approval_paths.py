@@ -11,7 +11,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
-from ditto_tui.tui.screens import approval
+from ditto_tui.tui import keys
 from ditto_tui.tui.screens.approval import ApprovalModal
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.grants import GrantsModal
@@ -204,7 +204,7 @@ async def test_a_request_set_aside_comes_back_with_p(tmp_path: Path) -> None:
 async def test_r10_enter_and_early_keys_never_approve_a_new_prompt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(approval, "ARM_SECONDS", 60.0)  # keys typed ahead all land before arming
+    monkeypatch.setattr(keys, "ARM_SECONDS", 60.0)  # keys typed ahead all land before arming
     root = workspace(tmp_path)
     app = app_for(root, WRITE_NOTE)
     async with app.run_test(size=SIZE) as pilot:

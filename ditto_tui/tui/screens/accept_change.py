@@ -13,8 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from ditto_tui.interaction.mcp.drift import McpToolChange
+from ditto_tui.tui import keys
 from ditto_tui.tui.faults import Guarded
-from ditto_tui.tui.keys import ARM_SECONDS
 from ditto_tui.tui.text import render_untrusted
 from ditto_tui.tui.widgets.diff import unified_diff_text
 
@@ -62,7 +62,7 @@ class AcceptChangeModal(Guarded, ModalScreen[bool]):
         self.query_one("#accept-keys", Static).update(
             Text("y  accept this definition    n / escape  keep refusing the tool", style="italic")
         )
-        self.set_timer(ARM_SECONDS, self.arm)
+        self.set_timer(keys.ARM_SECONDS, self.arm)
 
     def _facts(self) -> Text:
         change = self.change

@@ -155,7 +155,7 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         self._tick()
         if self._timeout is not None:
             self.set_interval(1.0, self._tick)
-        self.set_timer(ARM_SECONDS, self.arm)
+        self.arm_later()
         self._set_mode("review")
 
     @property

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Input, Static, TextArea
 from ditto_tui.errors import ValidationError
 from ditto_tui.json_text import parse_json_text
 from ditto_tui.runtime.breakpoints import STEP, BreakpointDecision, BreakpointRequest, check_json
-from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
+from ditto_tui.tui.screens.decision_modal import SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import editable_json, untrusted_json
 from ditto_tui.tui.widgets.inline import one_line
 
@@ -135,7 +135,7 @@ class BreakpointModal(DecisionModal[BreakpointDecision]):
         self.facts.update(self._facts())
         self._show_again()
         self._show_value()
-        self.set_timer(ARM_SECONDS, self.arm)
+        self.arm_later()
         self._set_mode("review")
 
     def on_resize(self, event: events.Resize) -> None:

@@ -20,6 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from ditto_tui.tui import keys
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.keys import ARM_SECONDS
 
@@ -76,6 +77,10 @@ class DecisionModal(Guarded, ModalScreen[AnswerT | None]):
     def compose_below(self) -> ComposeResult:
         """What stands below the body: editors, reasons, hints."""
         yield from ()
+
+    def arm_later(self) -> None:
+        """Arm the decision keys :data:`ARM_SECONDS` from now (read now, not when this module loaded)."""
+        self.set_timer(keys.ARM_SECONDS, self.arm)
 
     def arm(self) -> None:
         """Enable the decision keys (subclasses call it :data:`ARM_SECONDS` after the view opens)."""

@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from ditto_tui.supervise.mcp_requests import ElicitationAnswer, ElicitationRequest
-from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
+from ditto_tui.tui.screens.decision_modal import SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import render_untrusted
 from ditto_tui.tui.widgets.inline import one_line
 from ditto_tui.tui.widgets.schema_form import SchemaForm
@@ -73,7 +73,7 @@ class ElicitationModal(DecisionModal[ElicitationAnswer]):
                 else Text("This URL cannot be opened from here (not a plain http(s) URL).", style="bold"),
             )
         self.body_text.update(content)
-        self.set_timer(ARM_SECONDS, self.arm)
+        self.arm_later()
         self.call_after_refresh(self._focus)
 
     def _focus(self) -> None:

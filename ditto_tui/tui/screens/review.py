@@ -24,7 +24,7 @@ from ditto_tui.errors import ValidationError
 from ditto_tui.json_text import parse_json_text
 from ditto_tui.supervise.requests import ReviewDecision, ReviewRequest
 from ditto_tui.supervise.review import Span, labels_of, result_text, suspicious_spans
-from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
+from ditto_tui.tui.screens.decision_modal import SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import editable_json, render_untrusted
 from ditto_tui.tui.widgets.inline import one_line
 
@@ -174,7 +174,7 @@ class ReviewModal(DecisionModal[ReviewDecision]):
             )
         )
         self.facts.update(self._facts())
-        self.set_timer(ARM_SECONDS, self.arm)
+        self.arm_later()
         self._set_mode("review")
 
     def on_resize(self, event: events.Resize) -> None:

@@ -27,7 +27,7 @@ from ditto_tui.supervise.mcp_requests import (
     SamplingResultReview,
     message_text,
 )
-from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
+from ditto_tui.tui.screens.decision_modal import SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import editable_json, render_untrusted, untrusted_json
 from ditto_tui.tui.widgets.inline import one_line
 
@@ -126,7 +126,7 @@ class SamplingModal(DecisionModal[SamplingAnswer | SamplingResultAnswer]):
     def on_mount(self) -> None:
         self.heading.update(self._heading())
         self.body_text.update(self._content())
-        self.set_timer(ARM_SECONDS, self.arm)
+        self.arm_later()
         self._set_mode("review")
 
     def _heading(self) -> Text:

@@ -18,7 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from ditto_tui.supervise.sign_in import SignInAnswer, SignInRequest
-from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
+from ditto_tui.tui.screens.decision_modal import SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import render_untrusted
 from ditto_tui.tui.widgets.inline import one_line, visible
 
@@ -75,7 +75,7 @@ class SignInModal(DecisionModal[SignInAnswer]):
                 ),
             )
         )
-        self.set_timer(ARM_SECONDS, self.arm)
+        self.arm_later()
         self.call_after_refresh(self.body.focus)
 
     def offers(self, action: str) -> bool:
