@@ -229,7 +229,8 @@ def _print_record(header: Mapping[str, Any], record: CallRecord, out: TextIO) ->
         rule = safe(record.rule) if record.rule else "the tool asks"
         lines.append(("requested", f"{clock(record.requested_at)}  {rule}  ({safe(record.request_id)})"))
     who = safe(decided_by(header, record))
-    reason = f": {safe(record.reason)}" if record.reason else ""
+    said = record.reason if record.decided_by not in ("rule", "default") else None  # who says it all
+    reason = f": {safe(said)}" if said else ""
     if record.decision is None:
         lines.append(("decided", f"by {who}"))
     elif record.decision in NO_DECISION:

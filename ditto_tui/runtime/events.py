@@ -186,7 +186,15 @@ class ApprovalResolved(ExecutionEvent):
         "or an approver that answers by itself: a fixed --approve answer), or rule (an edit a rule denies).",
     )
     rules: tuple[RuleRef, ...] = Field(
-        default=(), description="The rules that asked, with file and line; empty: the policy's default asked."
+        default=(),
+        description="The rules that asked, or that decided (decided_by rule), with file and line; empty: the "
+        "policy's default.",
+    )
+    grant: str | None = Field(
+        default=None, description="The id of the grant that approved (decided_by grant)."
+    )
+    approver: str | None = Field(
+        default=None, description="The library approver that answered by itself (decided_by approver)."
     )
 
 

@@ -18,6 +18,7 @@ from ditto_tui.runtime.events import (
     NodeFailed,
     NodeFinished,
     NodeStarted,
+    RuleRef,
 )
 from ditto_tui.supervise.journal import (
     ACT_MCP,
@@ -100,7 +101,9 @@ class CallRecord:
     None: the server sent none, or the tool was not listed)."""
     decided_by: str | None = None
     """The provenance the journal recorded (human, timeout, grant, mode: the mode, or an approver that
-    answered by itself), None in older journals."""
+    answered by itself; rule or default: the policy by itself), None in older journals."""
+    rules: tuple[RuleRef, ...] = ()
+    """The rules the decision names, with their file and line (the policy's own decisions)."""
 
     @property
     def executed(self) -> bool | None:
@@ -237,17 +240,19 @@ class _Trail:
 
     def _resolved(self, event: ApprovalResolved) -> None:
         record = self._by_request.get(event.request_id)
-        if record is None and event.decided_by in ("grant", "mode"):  # decided without asking anyone
+        if record is None and event.decided_by in _UNASKED:  # decided without asking anyone
             record = next(
                 (r for r in reversed(self.records) if r.call_id == event.call_id and r.decision is None), None
             )
-            if record is not None:
+            if record is not None and event.decided_by not in _BY_POLICY:  # the policy asked no one
                 record.request_id = event.request_id
         if record is None:
             record = CallRecord(call_id=event.call_id, tool=event.tool, request_id=event.request_id)
             self.records.append(record)
         record.decision, record.decided_at, record.reason = event.decision, event.at, event.reason
-        record.decided_by = event.decided_by
+        record.decided_by, record.rules = event.decided_by, event.rules
+        if event.decided_by in _BY_POLICY:
+            return  # no request was made: there is no approved digest to check
         record.arguments_digest, record.edited = event.arguments_digest, event.edited
         if event.edited:
             record.executed_arguments = event.arguments
@@ -338,6 +343,20 @@ def unknown_verdict(verdict: Verdict) -> str | None:
     return "unknown: the journal does not record what decides " + "; ".join(verdict.depends)
 
 
+_BY_POLICY = ("rule", "default")
+_UNASKED = ("grant", "mode", *_BY_POLICY)
+
+
+def _policy_said(record: CallRecord) -> str:
+    """The policy's own decision as its journal line recorded it: the rules, then where they are written."""
+    said = "deny" if record.decision == "deny" else "allow"
+    if not record.rules:
+        return f"policy: {said} ({'the tool does not ask' if said == 'allow' else 'its default'})"
+    rules = "; ".join(ref.rule for ref in record.rules)
+    where = ", ".join(f"{ref.file}:{ref.line}" for ref in record.rules if ref.file and ref.line)
+    return f"policy: {said} ({rules})" + (f" at {where}" if where else "")
+
+
 def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
     """Who or what decided the call: the approver, no one (a timeout, a withdrawal), the policy or a grant."""
     approver = str(header.get("approver") or "the approver")
@@ -347,6 +366,8 @@ def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
         return approver
     if record.decided_by == "mode":
         return f"the mode ({record.reason})" if record.reason else "the mode"
+    if record.decided_by in _BY_POLICY:
+        return _policy_said(record)
     if record.decision in DECISION_KINDS:
         return approver
     if record.decision in NO_DECISION:

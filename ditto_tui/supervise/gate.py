@@ -10,14 +10,16 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from ditto_tui.contracts import ExternalResult, ToolCall, ensure_json
-from ditto_tui.digest import arguments_digest, canonical_json, tool_digest
+from ditto_tui.contracts import ExternalResult, McpCapability, ToolCall, ensure_json
+from ditto_tui.digest import arguments_digest, canonical_json, sha256_hex, tool_digest
 from ditto_tui.errors import ValidationError
 from ditto_tui.infer.proposal import current_proposal
+from ditto_tui.interaction.mcp.drift import definition_digest
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.tools import PreparedCall, ToolRegistry
 from ditto_tui.runtime.approval import APPROVING, DENIED, NO_APPROVER, TIMED_OUT, Approval, DecidedBy
@@ -36,9 +38,10 @@ from ditto_tui.schema import check_against_schema
 from ditto_tui.supervise.grants import Grant, GrantStore
 from ditto_tui.supervise.inbox import Answer, Approver, Inbox
 from ditto_tui.supervise.matching import Call
-from ditto_tui.supervise.modes import MODE_DENIED, ModeSwitch, apply_mode
+from ditto_tui.supervise.modes import MODE_DENIED, ModeSwitch, apply_mode, reads_only
 from ditto_tui.supervise.modes import describe as describe_mode
 from ditto_tui.supervise.policy import VERDICT_EVENT, ApprovalPolicy, ReviewToggles, Verdict, verdict_data
+from ditto_tui.supervise.protected import ControlFiles, protected_notice
 from ditto_tui.supervise.record import DecisionRecorder
 from ditto_tui.supervise.requests import (
     ApprovalDecision,
@@ -86,6 +89,14 @@ class _Subject:
     verdict: Callable[[Mapping[str, Any]], Verdict]
     title: str | None = None
     annotations: Mapping[str, Any] | None = None
+    pin: str = ""
+    """The digest grants are pinned to: the whole definition (annotations and title included)."""
+    protected: tuple[str, ...] = ()
+    """The control files the call names (:mod:`ditto_tui.supervise.protected`): asked, never granted."""
+
+    @property
+    def grant_pin(self) -> str:
+        return self.pin or self.tool_digest
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,6 +162,7 @@ class ApprovalGate:
         recorder: DecisionRecorder | None = None,
         grants: GrantStore | None = None,
         mode: ModeSwitch | None = None,
+        control_files: ControlFiles | None = None,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise ValidationError("approval timeout must be a positive number of seconds")
@@ -169,6 +181,9 @@ class ApprovalGate:
         not be written), until the screen that asked takes it with :meth:`written_grant`."""
         self._ids = itertools.count(1)
         self._session = uuid.uuid4().hex[:8]
+        self.control_files = control_files
+        """Where the control files are (None: those of each call's sandbox workspace and of the user)."""
+        self._controls: dict[Path, ControlFiles] = {}
 
     @classmethod
     def from_config(cls, approval: ApprovalSettings, approver: Approver | None) -> ApprovalGate:
@@ -225,7 +240,8 @@ class ApprovalGate:
             request
             for request in self.inbox.pending()
             if (grant.lifetime != "run" or grant.run_id == request.run_id)
-            and request.tool_digest == grant.tool_digest
+            and not request.protected
+            and request.grant_pin == grant.tool_digest
             and grant.covers(_request_call(request), request.arguments_digest)
         ]
         return covered if state.uses_left is None else covered[: state.uses_left]
@@ -277,11 +293,13 @@ class ApprovalGate:
             verdict=lambda arguments: self.policy.for_tool(
                 definition.name, definition.requires_approval, declared, arguments
             ),
+            protected=self._protected(prepared.arguments, context.services.sandbox, declared),
         )
-        verdict = subject.verdict(prepared.arguments)
+        verdict = _asked_if_protected(subject, subject.verdict(prepared.arguments))
         review = verdict.review or definition.name in self.reviews
         moded = self._moded(subject, verdict, declared, context)
         if moded is None and verdict.decision == "allow" and not definition.requires_approval:
+            self._ruled(subject, verdict, context)
             result = await registry.execute(prepared, context)
             return await self._reviewed(subject, verdict, result, context) if review else result
         outcome = moded or await self._authorize(subject, verdict, context)
@@ -325,20 +343,23 @@ class ApprovalGate:
             effects=(),
             input_schema=schema,
             tool_digest=tool_digest(name=label, description=description, input_schema=schema, effects=()),
+            pin=_definition_pin(label, capability),
             canonical_arguments=canonical,
             arguments_digest=arguments_digest(json.loads(canonical)),
             revalidate=_schema_then(schema),
             verdict=lambda arguments: self.policy.for_mcp(server, call.name, annotations, arguments),
             title=_title(annotations),
             annotations=annotations,
+            protected=self._protected(call.arguments, sandbox, None),
         )
-        verdict = subject.verdict(json.loads(canonical))
+        verdict = _asked_if_protected(subject, subject.verdict(json.loads(canonical)))
         if context is not None:  # on the record: the annotations the rules judged, and what they said
             fields = {"call_id": call.id, "tool": label, "server": server, "annotations": annotations}
             context.emit(VERDICT_EVENT, data={**fields, **verdict_data(verdict)})
         review = verdict.review or label in self.reviews
         moded = self._moded(subject, verdict, None, context)
         if moded is None and verdict.decision == "allow":
+            self._ruled(subject, verdict, context)
             result = await registry.invoke_unguarded(server, call, sandbox, signal, context=context)
             return await self._reviewed(subject, verdict, result, context, signal) if review else result
         outcome = moded or await self._authorize(subject, verdict, context, signal)
@@ -354,6 +375,48 @@ class ApprovalGate:
         return result
 
     # -- the decision ---------------------------------------------------------------------------------
+
+    def _protected(
+        self, arguments: Mapping[str, Any] | None, sandbox: Sandbox, effects: tuple[str, ...] | None
+    ) -> tuple[str, ...]:
+        """The control files a call that may write names (a registered tool declared to only read
+        writes nothing; an MCP tool's hints are the server's claims, so every MCP call is looked at)."""
+        if effects is not None and reads_only(effects=effects):
+            return ()
+        return self._control_files(sandbox).named_by(arguments)
+
+    def _protected_again(self, subject: _Subject, canonical: str) -> tuple[str, ...]:
+        if subject.protected:
+            return subject.protected
+        files = self.control_files or next(iter(self._controls.values()), None) or ControlFiles.of(None)
+        return files.named_by(json.loads(canonical))
+
+    def _control_files(self, sandbox: Sandbox) -> ControlFiles:
+        if self.control_files is not None:
+            return self.control_files
+        files = self._controls.get(sandbox.workspace)
+        if files is None:
+            files = self._controls[sandbox.workspace] = ControlFiles.of(sandbox.workspace)
+        return files
+
+    def _ruled(self, subject: _Subject, verdict: Verdict, context: WorkerContext | None) -> None:
+        """Put the policy's own decision on the record before the call runs (or ends unrun): allowed or
+        denied by its rules (``decided_by`` rule, with each rule's file and line) or by its default."""
+        if context is None:
+            return
+        allowed = verdict.decision == "allow"
+        _emit(
+            context,
+            ApprovalResolved,
+            request_id=f"policy-{self._session}-{next(self._ids)}",
+            call_id=subject.call.id,
+            tool=subject.label,
+            decision="approve" if allowed else "deny",
+            reason=_policy_reason(subject.label, verdict),
+            arguments_digest=subject.arguments_digest,
+            decided_by=verdict.decided_by,
+            rules=verdict.rules,
+        )
 
     def _moded(
         self,
@@ -375,8 +438,8 @@ class ApprovalGate:
             mcp=subject.server is not None,
             annotations=subject.annotations,
         )
-        if moded is None:
-            return None
+        if moded is None or (subject.protected and moded.decision != "deny"):
+            return None  # no mode lets a control file be written without a person
         message = moded.message or f"denied in {mode} mode"
         event = _emit(
             context,
@@ -402,7 +465,7 @@ class ApprovalGate:
         arguments = json.loads(subject.canonical_arguments)
         call = _rule_call(subject.label, subject.server, subject.effects, subject.annotations, arguments)
         run_id = context.run_id if context is not None else None
-        grant = self.grants.find(call, subject.tool_digest, subject.arguments_digest, run_id)
+        grant = self.grants.find(call, subject.grant_pin, subject.arguments_digest, run_id)
         if grant is None or not self.grants.use(grant):
             return None
         _emit(
@@ -415,6 +478,7 @@ class ApprovalGate:
             reason=f"grant {grant.id}: {grant.describe()}",
             arguments_digest=subject.arguments_digest,
             decided_by="grant",
+            grant=grant.id,
         )
         return grant
 
@@ -426,14 +490,16 @@ class ApprovalGate:
         signal: CancelSignal | None = None,
     ) -> _Outcome:
         if verdict.decision == "deny":
+            self._ruled(subject, verdict, context)
             return _ended(subject, "failed", DENIED, _policy_denies(subject.label, verdict))
         if verdict.decision == "allow":
+            self._ruled(subject, verdict, context)
             return self._approval(
                 subject, "approve", verdict.rule, subject.canonical_arguments, decided_by=verdict.decided_by
             )
         if self.recorder is not None and context is not None:
             self.recorder.ready(context.run_id)  # raises: a decision that cannot be recorded is not asked
-        if self._granted(subject, context) is not None:
+        if not subject.protected and self._granted(subject, context) is not None:
             return self._approval(
                 subject, "approve_always", verdict.rule, subject.canonical_arguments, decided_by="grant"
             )
@@ -490,6 +556,8 @@ class ApprovalGate:
             title=subject.title,
             annotations=subject.annotations,
             proposal=current_proposal(),
+            definition_digest=subject.pin or None,
+            protected=subject.protected,
         )
 
     async def _ask(
@@ -571,6 +639,10 @@ class ApprovalGate:
         decision: ApprovalDecision,
     ) -> _Outcome:
         by = self._answered_by()
+        if decision.approves and subject.protected and by != "human":
+            refusal = f"{protected_notice(subject.protected)}: only a person approves it"
+            self._resolved(context, request, verdict, "deny", refusal, decided_by=by)
+            return _ended(subject, "failed", DENIED, refusal)
         if not decision.approves:
             reason = sanitize_public_message(decision.reason or "The call was denied")
             self._resolved(context, request, verdict, "deny", reason, decided_by=by)
@@ -593,14 +665,19 @@ class ApprovalGate:
                 message = _policy_denies(subject.label, again) + " with the edited arguments"
                 self._resolved(context, request, again, "deny", message, decided_by="rule")
                 return _ended(subject, "failed", DENIED, message)
-        self._resolved(
-            context, request, verdict, decision.kind, decision.reason, canonical, edited, decided_by=by
-        )
-        if decision.kind == "approve_always":  # only once the decision is on the record
+            if _protected_edit(subject, self._protected_again(subject, canonical)) and by != "human":
+                refused = "the edit names a control file: only a person approves it"
+                self._resolved(context, request, verdict, "deny", refused, decided_by=by)
+                return _ended(subject, "failed", DENIED, refused)
+        kind, said = decision.kind, decision.reason
+        if kind == "approve_always" and subject.protected:  # approved this once; no grant covers it
+            kind, said = "approve", _joined(said, "approved once: no grant covers a control file")
+        self._resolved(context, request, verdict, kind, said, canonical, edited, decided_by=by)
+        if kind == "approve_always":  # only once the decision is on the record
             self._grant(subject, request, decision, canonical)
-        return self._approval(
-            subject, decision.kind, verdict.rule, canonical, request.request_id, decided_by=by
-        )
+        elif decision.kind == "approve_always":
+            self._no_grant(request)
+        return self._approval(subject, kind, verdict.rule, canonical, request.request_id, decided_by=by)
 
     def _answered_by(self) -> DecidedBy:
         """Who gave an approver's answer: a person (``human``), or, when the inbox consults an answerer
@@ -623,6 +700,11 @@ class ApprovalGate:
             grant = self._write_grant(subject, decision, canonical, run, origin)
         except ValidationError:
             grant = None  # the approval of this one call stands alone
+        self._no_grant(request, grant)
+
+    def _no_grant(self, request: ApprovalRequest, grant: Grant | None = None) -> None:
+        """Tell whoever waits for the grant of ``request``'s "approve always" what was written (None:
+        nothing)."""
         written = self._written_future(request.request_id)
         if not written.done():
             written.set_result(grant)
@@ -632,7 +714,7 @@ class ApprovalGate:
     ) -> Grant:
         return self.grants.add(
             tool=subject.label,
-            tool_digest=subject.tool_digest,
+            tool_digest=subject.grant_pin,
             scope=decision.scope,
             mcp=subject.server is not None,
             arguments_digest=arguments_digest(json.loads(canonical)),
@@ -838,6 +920,38 @@ def _edited_into_review(subject: _Subject, outcome: _Outcome) -> Verdict | None:
         return None
     again = subject.verdict(json.loads(outcome.canonical_arguments))
     return again if again.review else None
+
+
+def _definition_pin(label: str, capability: McpCapability | None) -> str:
+    """The digest an MCP tool's grants are pinned to: its whole definition, annotations and title included
+    (drift's digest), with the server's name; "" when the tool was never listed."""
+    return sha256_hex(f"{label}\n{definition_digest(capability)}") if capability is not None else ""
+
+
+def _asked_if_protected(subject: _Subject, verdict: Verdict) -> Verdict:
+    """``verdict``, asking instead of allowing when the call names a control file (a deny stands)."""
+    if not subject.protected or verdict.decision != "allow":
+        return verdict
+    return dataclasses.replace(verdict, decision="ask", rule=verdict.rule or "control file")
+
+
+def _protected_edit(subject: _Subject, named: tuple[str, ...]) -> bool:
+    return bool(named) and not subject.protected
+
+
+def _joined(reason: str | None, note: str) -> str:
+    return f"{reason}; {note}" if reason else note
+
+
+def _policy_reason(label: str, verdict: Verdict) -> str:
+    """Why the policy decided by itself, in words: the deciding rules with their file and line."""
+    said = "allows" if verdict.decision == "allow" else "denies"
+    if not verdict.rules:
+        return f"the policy's default {said} {label!r} (no rule matched)"
+    where = "; ".join(
+        f"{ref.rule} ({ref.file}:{ref.line})" if ref.file and ref.line else ref.rule for ref in verdict.rules
+    )
+    return f"rule {said} {label!r}: {where}"
 
 
 def _policy_denies(label: str, verdict: Verdict) -> str:

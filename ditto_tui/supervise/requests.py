@@ -41,6 +41,9 @@ class ApprovalRequest:
     the tool's display title: claims of the server, shown so a person can weigh them, never trusted to
     allow anything by themselves. ``proposal`` is the text of the model message that asked for the call
     (its stated reasoning), when an agent loop made it: shown beside the call, never a reason to allow it.
+    ``definition_digest`` covers the whole MCP tool definition (annotations and title too), the digest
+    its grants are pinned to. ``protected`` names the control files the call writes
+    (:mod:`ditto_tui.supervise.protected`): such a call is always asked, and no grant covers it.
     """
 
     request_id: str
@@ -60,6 +63,8 @@ class ApprovalRequest:
     title: str | None = None
     annotations: Mapping[str, Any] | None = None
     proposal: str | None = None
+    definition_digest: str | None = None
+    protected: tuple[str, ...] = ()
 
     kind: ClassVar[Literal["tool_call"]] = "tool_call"
     """What is asked: the approval of a tool call (the inbox holds other kinds of requests too)."""
@@ -68,6 +73,12 @@ class ApprovalRequest:
     def arguments(self) -> Mapping[str, Any]:
         """The exact arguments that will execute if approved."""
         return self.call.arguments
+
+    @property
+    def grant_pin(self) -> str:
+        """The digest a grant of this call is pinned to: the whole definition when known (an MCP tool's
+        annotations and title included), else ``tool_digest``."""
+        return self.definition_digest or self.tool_digest
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -250,6 +250,8 @@ class Transcript:
         return turn
 
     def _resolved(self, event: ApprovalResolved, changed: set[Turn]) -> None:
+        if event.decided_by in ("rule", "default"):  # the policy decided by itself: nobody was asked
+            return
         status = _RESOLVED.get(event.decision, "approved")
         turn = self._call_status(event.call_id, status, changed)
         if turn is not None and status != "cancelled":

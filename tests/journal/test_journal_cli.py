@@ -239,10 +239,11 @@ def test_audit_and_policy_check_name_the_hint_rule_that_allowed_an_mcp_call(
     assert verdict["links"] == {"callId": "notes-1"}
     _code, out, _ = _run(capsys, "audit", str(agent_run))
     block = next(block for block in out.split("\n\n") if block.startswith("notes-1"))
-    assert f"decided    by policy: allow ({HINT_RULE})" in block and "grant" not in block
+    assert f"approve by policy: allow ({HINT_RULE}) at " in block and "grant" not in block
     trail = json.loads(_run(capsys, "audit", str(agent_run), "--json")[1])
     (notes,) = [call for call in trail["calls"] if call["callId"] == "notes-1"]
-    assert notes["decidedBy"] == f"policy: allow ({HINT_RULE})"
+    assert notes["decidedBy"].startswith(f"policy: allow ({HINT_RULE}) at ")  # and the rule's file:line
+    assert notes["decidedBy"].endswith(tuple(f"ditto.yaml:{n}" for n in range(1, 200)))
     code, out, _ = _run(capsys, "policy", "check", str(agent_run))
     assert code == 0
     (row,) = [line for line in out.splitlines() if line.startswith("notes-1")]
@@ -253,8 +254,10 @@ def test_audit_and_policy_check_name_the_hint_rule_that_allowed_an_mcp_call(
 def test_an_older_journal_without_the_annotations_says_unknown_rather_than_guessing(
     agent_run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kept = [
-        line for line in agent_run.read_text(encoding="utf-8").splitlines() if "policy_verdict" not in line
+    kept = [  # as a journal written before verdicts and the policy's own decisions were recorded
+        line
+        for line in agent_run.read_text(encoding="utf-8").splitlines()
+        if "policy_verdict" not in line and '"decided_by":"rule"' not in line.replace(" ", "")
     ]
     agent_run.write_text("\n".join(kept) + "\n", encoding="utf-8")
     _code, out, _ = _run(capsys, "audit", str(agent_run))

@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from ditto_tui.interaction import Tool, create_interaction_worker
-from ditto_tui.runtime import ExecutionEvent, NodeStarted, Runtime, WorkerContext, create_ditto, graph
+from ditto_tui.runtime import (
+    ApprovalResolved,
+    ExecutionEvent,
+    NodeStarted,
+    Runtime,
+    WorkerContext,
+    create_ditto,
+    graph,
+)
 from ditto_tui.supervise import ApprovalGate, QueueApprover
 
 
@@ -82,8 +90,10 @@ async def test_cancel_call_settles_a_pending_approval_as_cancelled(tmp_path: Pat
     assert runtime.cancel_call(execution_id, "not now") is True
     outputs = await run
     assert (outputs["a"].status, outputs["a"].error.code) == ("cancelled", "APPROVAL_CANCELLED")
-    resolved = [e for e in events if e.kind == "approval_resolved"]
-    assert [e.decision for e in resolved] == ["cancelled"]  # type: ignore[attr-defined]
+    resolved = [e for e in events if isinstance(e, ApprovalResolved)]
+    asked = [e.decision for e in resolved if e.decided_by not in ("rule", "default")]
+    assert asked == ["cancelled"]  # the other call's decision is the policy's default, on the record too
+    assert [e.decision for e in resolved if e.decided_by == "default"] == ["approve"]
     assert approver.pending() == []
 
 

@@ -522,7 +522,16 @@ async def test_the_journal_decision_line_names_who_decided_and_the_rule_file_and
     (path,) = journals(root)
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     decisions = {line["call_id"]: line for line in lines if line["kind"] == "approval_resolved"}
-    assert set(decisions) == {"step-4", "step-5"}  # the others were decided by their rules, unasked
+    # V-07: every call has its decision on the record, the rules' own as much as the answers
+    assert set(decisions) == {f"step-{n}" for n in range(1, 7)}
+    for step, decision, line in [(1, "approve", 9), (2, "approve", 9), (3, "approve", 9), (6, "deny", 12)]:
+        ruled = decisions[f"step-{step}"]
+        assert (ruled["decision"], ruled["decided_by"]) == (decision, "rule")
+        assert [(ref["file"], ref["line"]) for ref in ruled["rules"]] == [(str(root / "ditto.yaml"), line)]
+        assert f"ditto.yaml:{line}" in ruled["reason"]
+    assert lines.index(decisions["step-1"]) < next(
+        index for index, line in enumerate(lines) if line["kind"] == "node_finished"
+    )
     asked = {
         "rule": 'tool:record_step [step={"in":[4,5]}] → ask',
         "file": str(root / "ditto.yaml"),

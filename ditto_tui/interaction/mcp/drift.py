@@ -16,17 +16,19 @@ ChangeTrigger = Literal["discovery", "notification"]
 MAX_DIFF_CHARS = 20_000
 """The longest diff text kept for one changed tool; the rest is replaced by a note."""
 
-_FIELDS = ("description", "input_schema", "output_schema", "annotations")
+_FIELDS = ("description", "input_schema", "output_schema", "annotations", "title")
 
 
 def definition(capability: McpCapability) -> dict[str, Any]:
-    """The parts of a tool that define what it does: name, description, schemas and annotations."""
+    """The parts of a tool that define what it does: name, description, schemas, annotations and title
+    (the words a person reads in the approval view)."""
     return {
         "name": capability.name,
         "description": capability.description,
         "inputSchema": capability.input_schema,
         "outputSchema": capability.output_schema,
         "annotations": capability.annotations,
+        "title": capability.title,
     }
 
 

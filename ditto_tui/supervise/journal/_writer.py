@@ -63,6 +63,10 @@ CLIENT_REQUESTS_PLAN = "mcp-client-requests"
 """The plan of the journal that holds a session's decisions on MCP server requests."""
 
 
+def _by_policy(event: ExecutionEvent) -> bool:
+    return isinstance(event, ApprovalResolved) and event.decided_by in ("rule", "default")
+
+
 class JournalError(DittoError):
     """The run journal could not be written, or a journal could not be found or read."""
 
@@ -352,7 +356,9 @@ class RunJournal:
         if kind in _DURABLE:
             if kind == "approval_resolved" or kind == "review_resolved":
                 run.last_decision = event.seq
-            self._write(event.run_id, run, sync=True)
+            # The policy's own decisions are written before their call runs, not fsynced: the rule is in
+            # its file already, and an fsync per allowed call would cost more than most calls.
+            self._write(event.run_id, run, sync=not _by_policy(event))
         elif kind == "node_finished" and isinstance(event, NodeFinished) and event.node_type == OUTPUT:
             self._write(event.run_id, run, sync=False)
         elif run.pending_chars >= FLUSH_BYTES:
