@@ -8,6 +8,8 @@ and names one of them (in any string argument, after links are followed) is a *p
 approval gate asks a person about it whatever the mode, grant, batch or rule says (a rule that denies
 still denies), an answer that no person gave does not approve it, and no grant is written from it.
 
+``.ditto/notes/`` is the one exception: the packaged agent's notes, which nothing of ditto-tui reads.
+
 The check errs on the side of asking: every string argument of a call is looked at (a tool may take its
 path under any name), a component is compared without regard to case (``DITTO.YAML`` is ``ditto.yaml``
 on a case-insensitive disk), and ``.git`` counts at any depth (a nested repository's hooks run too).
@@ -27,6 +29,9 @@ CONFIG_FILE = "ditto.yaml"
 CONTROL_FOLDERS = ("graphs", ".ditto")
 """Folders at the top of a workspace whose every file is a control file."""
 GIT_FOLDER = ".git"
+NOTES_FOLDER = (".ditto", "notes")
+"""The one folder under ``.ditto/`` that is not a control file: the packaged agent writes its notes there,
+and ditto-tui reads nothing from it."""
 
 _MAX_STRINGS = 256
 """Strings looked at per call: past them the call is protected (a call that hides a path among
@@ -82,9 +87,11 @@ class ControlFiles:
         if not _inside(path, base):
             return any(part.casefold() == GIT_FOLDER for part in path.parts)
         parts = [part.casefold() for part in path.relative_to(base).parts]
-        if not parts:
+        if not parts or GIT_FOLDER in parts:
+            return bool(parts)
+        if parts[:2] == list(NOTES_FOLDER):
             return False
-        return parts == [CONFIG_FILE] or parts[0] in CONTROL_FOLDERS or GIT_FOLDER in parts
+        return parts == [CONFIG_FILE] or parts[0] in CONTROL_FOLDERS
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -209,5 +209,7 @@ def test_v01_the_user_config_and_state_directories_are_control_files(tmp_path: P
     assert files.named_by({"target": {"nested": [str(state_dir() / "state.db")]}})
     assert files.named_by({"path": str(tmp_path / "repo" / "ditto.yaml")})  # absolute, inside the workspace
     assert not files.named_by({"path": "notes/ditto.yaml.md", "text": "graphs are nice"})
+    assert not files.named_by({"path": ".ditto/notes/summary.md"})  # the agent's notes: nothing reads them
+    assert files.named_by({"path": ".ditto/notes/../state.db"})
     assert not files.named_by({"path": str(tmp_path / "elsewhere" / "ditto.yaml")})
     assert files.named_by({"paths": ["a"] * 300})  # too many strings to look at: asked, not let through

@@ -183,3 +183,28 @@ async def test_asked_by_names_why_the_call_asks(server: str | None, rule: str | 
     async with app.run_test(size=LARGE) as pilot:
         await opened(pilot)
         assert f"Asked by     {asked}" in screen_text(app)
+
+
+async def test_v01_a_write_of_a_control_file_is_marked_and_offers_no_grant() -> None:
+    arguments = {"path": "graphs/react_agent.py", "text": "import os\n"}
+    request = dataclasses.replace(
+        write_request(None),
+        call=ToolCall(id="write-1", name="write_text", arguments=arguments),
+        protected=("graphs/react_agent.py",),
+    )
+    app = host(request)
+    async with app.run_test(size=LARGE) as pilot:
+        view = await opened(pilot)
+        text = screen_text(app)
+        assert "⚠ Control file: writes 'graphs/react_agent.py'" in text
+        words = " ".join(text.replace("█", " ").split())
+        assert "changes what ditto-tui itself runs" in words and "no mode, rule or grant approves it" in words
+        assert view.check_action("approve_always", ()) is False and "Approve always" not in text
+        assert view.check_action("approve", ()) is True
+
+
+async def test_an_ordinary_write_still_offers_a_grant() -> None:
+    app = host()
+    async with app.run_test(size=LARGE) as pilot:
+        view = await opened(pilot)
+        assert view.check_action("approve_always", ()) is True and "Control file" not in screen_text(app)

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Input, Static
 from ditto_tui.digest import arguments_digest
 from ditto_tui.errors import ValidationError
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
+from ditto_tui.supervise.protected import protected_notice
 from ditto_tui.tui import clock
 from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import render_untrusted, untrusted_json
@@ -163,9 +164,27 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         """Whether the call goes to an MCP server (or carries a server's hints): its hints apply."""
         return self.request.server is not None or self.request.annotations is not None
 
+    def offers(self, action: str) -> bool:
+        """No "approve always" for a write of a control file: no grant covers one, so it is not offered."""
+        if action == "approve_always" and self.request.protected:
+            return False
+        return super().offers(action)
+
     def _show_risk(self) -> None:
-        """The server's word on the call's risk, in a strong style when destructive (looks in TCSS)."""
-        self.risk.display = self._from_server
+        """The server's word on the call's risk, in a strong style when destructive (looks in TCSS); for a
+        write of a control file, first of all that it changes what ditto-tui itself runs."""
+        protected = self.request.protected
+        self.risk.display = self._from_server or bool(protected)
+        if protected:
+            self.risk.set_class(True, "destructive")
+            self.risk.update(
+                Text.assemble(
+                    "⚠ Control file: ",
+                    one_line(protected_notice(protected)),
+                    ". Decided each time: no mode, rule or grant approves it.",
+                )
+            )
+            return
         if not self._from_server:
             return
         risk = risk_of(self.request.annotations)
