@@ -1,8 +1,9 @@
 """``ditto-tui grants [--revoke ID] [--json]``: the project grants of the workspace, and revoking one.
 
 Grants written for a run or a session live only as long as it does (the Grants panel of the app shows
-them); project grants are kept in the user config directory and apply to every later session in the same
-workspace, so they are the ones a command lists.
+them); project grants are kept in the state database and apply to every later session in the same
+workspace, so they are the ones a command lists. A revocation reaches the sessions already running: they
+read the project grants from the state database at each decision.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="list the project grants of the workspace (approve always, kept), or revoke one",
         description="List the grants written with 'approve always … for this project' in the workspace: "
         "id, tool and what it covers, uses and time left, where it came from. They are kept in "
-        "grants.json in your config directory (never in the workspace). --revoke ID ends one.",
+        "the state database (state.db in your state directory, never in the workspace). --revoke ID "
+        "ends one, in running sessions too: each reads the grants again before its next decision.",
     )
     grants.add_argument("--revoke", metavar="ID", help="end the grant with this id (or a unique prefix)")
     grants.add_argument("--json", action="store_true", help="one JSON object per grant")

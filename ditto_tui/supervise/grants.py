@@ -10,14 +10,16 @@ denies still denies. What it covers (``scope``):
 - ``tool``: every call of the tool.
 
 How long (``lifetime``): the ``run`` it was written in, the ``session`` (until the app ends), or the
-``project`` (kept in ``grants.json`` in the user config directory, keyed by the workspace's real path,
-never inside the workspace). ``expires`` (seconds) and ``uses`` (a count) shorten any of them. Every
-grant is pinned to the digest of the tool definition it was written for: a server that changes the
-tool's definition ends the grant's effect, and :meth:`GrantStore.stale` says which grants that hit.
+``project`` (kept in the state database in the user state directory, keyed by the workspace's real
+path, never inside the workspace, and read at each decision). ``expires`` (seconds) and ``uses`` (a
+count) shorten any of them. Every grant is pinned to the digest of the tool definition it was written
+for: a server that changes the tool's definition ends the grant's effect, and :meth:`GrantStore.stale`
+says which grants that hit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import posixpath
@@ -30,8 +32,9 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from ditto_tui.config import ApprovalRule
-from ditto_tui.errors import ValidationError
-from ditto_tui.home import config_dir, write_private
+from ditto_tui.errors import DittoError, ValidationError
+from ditto_tui.state_db import LEGACY_GRANTS, StateDB, state_db_file
+from ditto_tui.supervise import grant_rows
 from ditto_tui.supervise.matching import Call, rule_matches
 from ditto_tui.supervise.policy import coerce_rule
 
@@ -39,8 +42,8 @@ GrantScope = Literal["call", "rule", "tool"]
 GrantLifetime = Literal["run", "session", "project"]
 GRANT_SCOPES: tuple[GrantScope, ...] = get_args(GrantScope)
 GRANT_LIFETIMES: tuple[GrantLifetime, ...] = get_args(GrantLifetime)
-GRANTS_FILE = "grants.json"
-_VERSION = 1
+GRANTS_FILE = LEGACY_GRANTS
+"""The JSON file earlier versions kept project grants in (migrated once into the state database)."""
 _RULE_KEYS = frozenset({"tool", "mcp", "args", "effects", "hints"})
 
 
@@ -106,7 +109,7 @@ class Grant:
         return f"{self.tool} with {shown}" if shown else f"{self.tool}: every call"
 
     def record(self) -> dict[str, Any]:
-        """The grant as JSON (the journal line of the decision that wrote it, and ``grants.json``)."""
+        """The grant as JSON (the journal line of the decision that wrote it, and the state database)."""
         data = asdict(self)
         data.pop("_rule", None)
         return {key: value for key, value in data.items() if value is not None}
@@ -176,9 +179,11 @@ class GrantState:
 class GrantStore:
     """The grants of one session: those of its runs, of the session, and the workspace's project grants.
 
-    Project grants are read from ``grants.json`` when the store is made and written back on every
-    change (as a new file renamed over the old one, mode 0600); a damaged file grants nothing.
-    ``clock`` gives seconds since the epoch.
+    Run and session grants live in the store. Project grants live in the state database
+    (:mod:`ditto_tui.state_db`), shared by every process: each decision (:meth:`find`, :meth:`use`) reads
+    them as they are now, so a grant revoked elsewhere (``ditto-tui grants --revoke``, another session)
+    stops applying at the next call, and a use counts down the stored row, never writes a grant back. A
+    database that cannot be read grants nothing. ``clock`` gives seconds since the epoch.
     """
 
     def __init__(
@@ -198,10 +203,8 @@ class GrantStore:
         self._uses: dict[str, int | None] = {}
         self._stale_digests: dict[str, str] = {}
         self._listeners: list[Callable[[], object]] = []
-        if self.persist and self.workspace is not None:
-            for grant, uses in _read_project(self.path, self.workspace):
-                self._grants[grant.id] = grant
-                self._uses[grant.id] = uses
+        self._db = StateDB(env) if self.persist else None
+        self._parsed: dict[str, tuple[str, Grant | None]] = {}
 
     @property
     def path(self) -> Path:
@@ -209,7 +212,7 @@ class GrantStore:
         return grants_file(self.env)
 
     def on_change(self, listener: Callable[[], object]) -> None:
-        """Call ``listener()`` after a grant is added, used up, expired or revoked."""
+        """Call ``listener()`` after a grant is added, used up, expired or revoked (in this process)."""
         self._listeners.append(listener)
 
     def add(
@@ -251,10 +254,12 @@ class GrantStore:
             origin=origin,
             workspace=self.workspace if lifetime == "project" else None,
         )
-        with self._lock:
-            self._grants[grant.id] = grant
-            self._uses[grant.id] = uses
-            self._save(grant)
+        if lifetime == "project" and self._db is not None and self.workspace is not None:
+            grant_rows.insert(self._db, self.workspace, grant.record(), uses)
+        else:
+            with self._lock:
+                self._grants[grant.id] = grant
+                self._uses[grant.id] = uses
         self._changed()
         return grant
 
@@ -266,10 +271,10 @@ class GrantStore:
         A grant for the same tool pinned to another definition does not apply; it is remembered as
         stale (:meth:`stale`). Finding does not use the grant up: :meth:`use` does.
         """
-        expired = self._expire()
+        live, expired = self._live()
         found = None
         with self._lock:
-            for grant in sorted(self._grants.values(), key=lambda g: g.created_at):
+            for grant, _uses in live:
                 if grant.lifetime == "run" and grant.run_id != run_id:
                     continue
                 if not grant.covers(call, arguments_digest):
@@ -285,34 +290,49 @@ class GrantStore:
 
     def use(self, grant: Grant) -> bool:
         """Count one call approved by ``grant``; False if it has ended meanwhile (nothing is counted)."""
+        if grant.lifetime == "project":
+            return self._use_project(grant)
         with self._lock:
             if grant.id not in self._grants:
                 return False
             left = self._uses.get(grant.id)
-            if left is not None:
-                left -= 1
-                self._uses[grant.id] = left
-                if left <= 0:
-                    del self._grants[grant.id]
-                    del self._uses[grant.id]
-                if grant.lifetime == "project":
-                    self._save(grant)
-            else:
+            if left is None:
                 return True
+            left -= 1
+            self._uses[grant.id] = left
+            if left <= 0:
+                del self._grants[grant.id]
+                del self._uses[grant.id]
         self._changed()
+        return True
+
+    def _use_project(self, grant: Grant) -> bool:
+        if self._db is None:
+            return False
+        try:
+            left = grant_rows.take_use(self._db, grant.id)
+        except DittoError:
+            return False
+        if left == grant_rows.GONE:
+            return False
+        if left is not None:
+            self._changed()
         return True
 
     def revoke(self, grant_id: str) -> Grant | None:
         """End grant ``grant_id`` (or the only one whose id starts with it); the grant ended, if any."""
-        with self._lock:
-            matches = [gid for gid in self._grants if gid == grant_id or gid.startswith(grant_id)]
-            if len(matches) != 1 or not grant_id:
+        live, _ = self._live()
+        matches = [grant for grant, _ in live if grant.id == grant_id or grant.id.startswith(grant_id)]
+        if len(matches) != 1 or not grant_id:
+            return None
+        grant = matches[0]
+        if grant.lifetime == "project":
+            if self._db is None or not grant_rows.delete(self._db, [grant.id]):
                 return None
-            grant = self._grants.pop(matches[0])
+        with self._lock:
+            self._grants.pop(grant.id, None)
             self._uses.pop(grant.id, None)
             self._stale_digests.pop(grant.id, None)
-            if grant.lifetime == "project":
-                self._save(grant)
         self._changed()
         return grant
 
@@ -333,53 +353,69 @@ class GrantStore:
 
     def grants(self) -> list[Grant]:
         """The live grants, oldest first."""
-        self._expire()
-        with self._lock:
-            return sorted(self._grants.values(), key=lambda g: g.created_at)
+        return [grant for grant, _ in self._live()[0]]
 
     def states(self) -> list[GrantState]:
         """The live grants with what is left of them and whether their tool's definition changed."""
         now = self.clock()
+        live, _ = self._live()
         with self._lock:
-            grants = sorted(self._grants.values(), key=lambda g: g.created_at)
             return [
                 GrantState(
                     grant=grant,
-                    uses_left=self._uses.get(grant.id),
+                    uses_left=uses,
                     seconds_left=max(0.0, grant.expires_at - now) if grant.expires_at is not None else None,
                     stale=grant.id in self._stale_digests,
                 )
-                for grant in grants
-                if grant.expires_at is None or grant.expires_at > now
+                for grant, uses in live
             ]
 
     def stale(self) -> list[Grant]:
         """Grants that did not apply to a call because their tool's definition has changed since."""
+        live = {grant.id: grant for grant, _ in self._live()[0]}
         with self._lock:
-            return [self._grants[gid] for gid in self._stale_digests if gid in self._grants]
+            return [live[gid] for gid in self._stale_digests if gid in live]
 
-    def _expire(self) -> bool:
+    def _live(self) -> tuple[list[tuple[Grant, int | None]], bool]:
+        """Every live grant with its uses left, oldest first, and whether some had just expired (those
+        are dropped, from the database too)."""
         now = self.clock()
+        project = self._project()
         with self._lock:
             ended = [g for g in self._grants.values() if g.expires_at is not None and g.expires_at <= now]
             for grant in ended:
                 del self._grants[grant.id]
                 self._uses.pop(grant.id, None)
-            project = [grant for grant in ended if grant.lifetime == "project"]
-            if project:
-                self._save(project[0])
-        return bool(ended)
+            live = [(grant, self._uses.get(grant.id)) for grant in self._grants.values()]
+        gone = [grant.id for grant, _ in project if grant.expires_at is not None and grant.expires_at <= now]
+        if gone and self._db is not None:
+            with contextlib.suppress(DittoError):
+                grant_rows.delete(self._db, gone)
+        live += [(grant, uses) for grant, uses in project if grant.id not in gone]
+        return sorted(live, key=lambda pair: pair[0].created_at), bool(ended or gone)
 
-    def _save(self, changed: Grant) -> None:
-        """Write the project grants back (called with the lock held, after a project grant changed)."""
-        if changed.lifetime != "project" or not self.persist or self.workspace is None:
-            return
-        mine = [
-            dict(grant.record(), usesLeft=self._uses.get(grant.id))
-            for grant in self._grants.values()
-            if grant.lifetime == "project"
-        ]
-        _write_project(self.path, self.workspace, mine)
+    def _project(self) -> list[tuple[Grant, int | None]]:
+        """The workspace's project grants as the database holds them now (none when it cannot be read)."""
+        if self._db is None or self.workspace is None:
+            return []
+        try:
+            rows = grant_rows.read_rows(self._db, self.workspace)
+        except DittoError:
+            return []
+        return [(grant, row.uses_left) for row in rows if (grant := self._parse(row)) is not None]
+
+    def _parse(self, row: grant_rows.GrantRow) -> Grant | None:
+        """The grant a row holds (parsed once per record text), ``None`` for one that makes no sense."""
+        cached = self._parsed.get(row.id)
+        if cached is not None and cached[0] == row.record:
+            return cached[1]
+        try:
+            raw = json.loads(row.record)
+        except ValueError:
+            raw = None
+        grant = _grant_of(raw, self.workspace) if self.workspace is not None else None
+        self._parsed[row.id] = (row.record, grant)
+        return grant
 
     def _changed(self) -> None:
         for listener in list(self._listeners):
@@ -396,29 +432,8 @@ def duration(seconds: float) -> str:
 
 
 def grants_file(env: Mapping[str, str] | None = None) -> Path:
-    """``grants.json`` in the user config directory."""
-    return config_dir(env) / GRANTS_FILE
-
-
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"version": _VERSION, "workspaces": {}}
-    if not isinstance(data, dict) or not isinstance(data.get("workspaces"), dict):
-        return {"version": _VERSION, "workspaces": {}}
-    return data
-
-
-def _read_project(path: Path, workspace: str) -> list[tuple[Grant, int | None]]:
-    entries = _load(path)["workspaces"].get(workspace)
-    loaded = []
-    for raw in entries if isinstance(entries, list) else []:
-        grant = _grant_of(raw, workspace)
-        if grant is not None:
-            left = raw.get("usesLeft")
-            loaded.append((grant, left if isinstance(left, int) and not isinstance(left, bool) else None))
-    return loaded
+    """Where project grants are kept: the state database (:func:`ditto_tui.state_db.state_db_file`)."""
+    return state_db_file(env)
 
 
 def _grant_of(raw: Any, workspace: str) -> Grant | None:
@@ -433,17 +448,6 @@ def _grant_of(raw: Any, workspace: str) -> Grant | None:
     if grant.lifetime != "project" or not isinstance(grant.id, str) or not isinstance(grant.tool, str):
         return None
     return replace(grant, workspace=workspace)
-
-
-def _write_project(path: Path, workspace: str, entries: list[dict[str, Any]]) -> None:
-    data = _load(path)
-    workspaces = data["workspaces"]
-    if entries:
-        workspaces[workspace] = entries
-    else:
-        workspaces.pop(workspace, None)
-    data["version"] = _VERSION
-    write_private(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def project_grants(

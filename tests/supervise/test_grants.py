@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from ditto_tui.errors import ValidationError
-from ditto_tui.home import StateDirError
+from ditto_tui.home import StateDirError, config_dir
 from ditto_tui.supervise.grants import (
+    GRANTS_FILE,
     GrantStore,
     grants_file,
     project_grants,
@@ -133,18 +135,19 @@ def test_a_project_grant_survives_a_restart_and_is_gone_after_revoke(tmp_path: P
     assert _store(tmp_path).grants() == [] and project_grants(tmp_path / "ws") == []
 
 
-def test_project_grants_are_kept_per_workspace_in_the_user_config_dir(tmp_path: Path) -> None:
+def test_project_grants_are_kept_per_workspace_in_the_state_database(tmp_path: Path) -> None:
     store = _store(tmp_path)
     store.add(tool="write_text", tool_digest="d1", lifetime="project")
     path = grants_file()
-    assert path.is_relative_to(tmp_path / "home" / "config")
+    assert path.is_relative_to(tmp_path / "home" / "state") and path.name == "state.db"
     assert not any((tmp_path / "ws").iterdir())  # nothing is written inside the workspace
     other = tmp_path / "other"
     other.mkdir()
     assert GrantStore(other).grants() == []
     assert oct(path.stat().st_mode & 0o777) == "0o600"
-    data = json.loads(path.read_text())
-    assert list(data["workspaces"]) == [os.path.realpath(tmp_path / "ws")]
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute("SELECT workspace FROM grants").fetchall()
+    assert rows == [(os.path.realpath(tmp_path / "ws"),)]
 
 
 def test_a_session_grant_is_not_kept(tmp_path: Path) -> None:
@@ -153,8 +156,8 @@ def test_a_session_grant_is_not_kept(tmp_path: Path) -> None:
 
 
 def test_a_damaged_grants_file_grants_nothing(tmp_path: Path) -> None:
-    path = grants_file()
-    path.parent.mkdir(parents=True)
+    legacy = config_dir() / GRANTS_FILE
+    legacy.parent.mkdir(parents=True)
     workspace = os.path.realpath(tmp_path / "ws")
     for text in (
         "{not json",
@@ -162,8 +165,14 @@ def test_a_damaged_grants_file_grants_nothing(tmp_path: Path) -> None:
         json.dumps({"workspaces": {workspace: [{"id": "g-1", "tool": "w", "scope": "everything"}]}}),
         json.dumps({"workspaces": []}),
     ):
-        path.write_text(text)
+        for stale in grants_file().parent.glob("state.db*"):
+            stale.unlink()
+        legacy.write_text(text)  # migrated when the database is made, then never read again
         assert _store(tmp_path).grants() == []
+    grants_file().write_text("{not a database")
+    for stale in grants_file().parent.glob("state.db-*"):
+        stale.unlink()
+    assert _store(tmp_path).grants() == []
 
 
 def test_u03_a_linked_grants_file_is_refused_not_followed(tmp_path: Path) -> None:
