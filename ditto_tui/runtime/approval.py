@@ -11,11 +11,12 @@ DecisionKind = Literal["approve", "approve_always", "deny"]
 Resolution = Literal[DecisionKind, "timeout", "cancelled"]
 """How a request ended: a decision, no decision in time, or withdrawn with its call."""
 
-DecidedBy = Literal["rule", "default", "grant", "human", "mode", "timeout"]
+DecidedBy = Literal["rule", "default", "grant", "human", "mode", "timeout", "approver"]
 """Who or what decided a call (its provenance): a rule of the policy (its file and line), the policy's
 default (no rule matched), an earlier grant, a person (``human``), a setting of the session that answers
-without asking anyone (``mode``: the mode, or an approver that answers by itself, such as the headless
-``--approve`` fixed answer; the decision's reason names which), or a timeout (the rule's ``onTimeout``)."""
+without asking anyone (``mode``: the mode, or the headless ``--approve`` fixed answer; the decision's
+reason names which), a timeout (the rule's ``onTimeout``), or a library's own ``Approver`` (``approver``:
+the decision names it)."""
 
 DENIED = "APPROVAL_DENIED"
 """The result code of a call denied by a rule or by the approver."""

@@ -183,7 +183,8 @@ class ApprovalResolved(ExecutionEvent):
     decided_by: DecidedBy | None = Field(
         default=None,
         description="Who decided: human (a person), timeout (the rule's onTimeout), grant, mode (the mode, "
-        "or an approver that answers by itself: a fixed --approve answer), or rule (an edit a rule denies).",
+        "or a fixed --approve answer), approver (a library's own Approver, named in approver), rule (a "
+        "rule of the policy, named in rules, or an edit a rule denies) or default (the policy's default).",
     )
     rules: tuple[RuleRef, ...] = Field(
         default=(),
@@ -267,8 +268,10 @@ class ReviewResolved(ExecutionEvent):
     action: ReviewResolution
     reason: str | None = None
     decided_by: DecidedBy | None = Field(
-        default=None, description="human (the reviewer) or timeout (the rule's onTimeout)."
+        default=None,
+        description="human (the reviewer), timeout (the rule's onTimeout) or approver (a library's own).",
     )
+    approver: str | None = Field(default=None, description="The library approver that reviewed (approver).")
     original: Any = Field(default=None, description="The result as the call returned it (wire form).")
     redacted: Any = Field(default=None, description="The redacted result that goes on (redactions only).")
     released: bool = Field(description="Whether a result (the original or the redacted one) goes on.")

@@ -35,8 +35,9 @@ from ditto_tui.runtime.events import (
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.schema import check_against_schema
+from ditto_tui.supervise.approvers import StaticApprover
 from ditto_tui.supervise.grants import Grant, GrantStore
-from ditto_tui.supervise.inbox import Answer, Approver, Inbox
+from ditto_tui.supervise.inbox import Answer, Approver, Inbox, answers, approver_name
 from ditto_tui.supervise.matching import Call
 from ditto_tui.supervise.modes import MODE_DENIED, ModeSwitch, apply_mode, reads_only
 from ditto_tui.supervise.modes import describe as describe_mode
@@ -683,7 +684,14 @@ class ApprovalGate:
         """Who gave an approver's answer: a person (``human``), or, when the inbox consults an answerer
         (headless ``--approve``, a library's approver), that answerer by itself, a setting of the session
         like the mode (``mode``; its reason names it): no person was asked, as for result reviews."""
-        return "mode" if self.inbox.answerer is not None else "human"
+        answerer = self.inbox.answerer
+        if answerer is None:
+            return "human"
+        return "mode" if isinstance(answerer, StaticApprover) else "approver"
+
+    def _approver_named(self, decided_by: DecidedBy | None) -> str | None:
+        """The library approver's name, for a decision it made (None: someone else decided)."""
+        return approver_name(self.inbox.answerer) if decided_by == "approver" else None
 
     def _grant(
         self, subject: _Subject, request: ApprovalRequest, decision: ApprovalDecision, canonical: str
@@ -754,6 +762,7 @@ class ApprovalGate:
             arguments=json.loads(canonical) if edited and canonical is not None else None,
             decided_by=None if decision == "cancelled" else decided_by,
             rules=verdict.rules,
+            approver=self._approver_named(decided_by),
         )
         if decision in APPROVING and self.recorder is not None and isinstance(event, ApprovalResolved):
             self.recorder.record(event)  # raises: an approval that is not on the record does not execute
@@ -771,7 +780,7 @@ class ApprovalGate:
         """``result`` once a person let it through (or the redaction they made), else a failed result."""
         if result.status == "cancelled":  # nothing came back for a model to read
             return result
-        if self.approver is None or self.inbox.answerer is not None:
+        if self.approver is None or not answers(self.inbox.answerer, "result_review"):
             message = "No one can review this call's result, so it was held back"
             return _failed(subject, "failed", REVIEW_NO_REVIEWER, message)
         if self.recorder is not None and context is not None:
@@ -873,10 +882,11 @@ class ApprovalGate:
         reason: str | None,
         released: ExternalResult | None = None,
         *,
-        decided_by: DecidedBy = "human",
+        decided_by: DecidedBy | None = None,
     ) -> None:
         """Report how a review ended; one that lets a result through is on the record before it does."""
         redacted = released is not None and released is not request.result
+        decided_by = decided_by or self._answered_by()
         event = _emit(
             context,
             ReviewResolved,
@@ -886,6 +896,7 @@ class ApprovalGate:
             action=action,
             reason=None if reason is None else sanitize_public_message(reason),
             decided_by=None if action == "cancelled" else decided_by,
+            approver=self._approver_named(decided_by),
             original=request.result.to_wire(),
             redacted=released.to_wire() if redacted and released is not None else None,
             released=released is not None,

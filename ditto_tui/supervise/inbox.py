@@ -61,11 +61,42 @@ ArgumentsCheck = Callable[[Mapping[str, Any]], None]
 
 @runtime_checkable
 class Approver(Protocol):
-    """Answers requests: ``async decide(request) -> decision`` (a person's screen, a policy, a test)."""
+    """Answers requests: ``async decide(request) -> decision`` (a person's screen, a policy, a test).
+
+    Every kind of request reaches it (``request.kind``: ``tool_call`` → :class:`ApprovalDecision`,
+    ``result_review`` → ``ReviewDecision``, ``sampling``/``sampling_result`` → their answers,
+    ``elicitation`` → ``ElicitationAnswer``, ``sign_in`` → ``SignInAnswer``), unless it names the kinds it
+    answers in a ``kinds`` attribute (a set of kind names): a request of another kind then waits for a
+    person, as if there were no approver.
+    """
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         """The decision on ``request``."""
         ...
+
+
+def answers(approver: object, kind: str) -> bool:
+    """Whether ``approver`` answers requests of ``kind`` (all of them, unless it names its ``kinds``)."""
+    kinds = getattr(approver, "kinds", None)
+    return kinds is None or kind in kinds
+
+
+def approver_name(approver: object) -> str:
+    """How the record names a library approver: its ``name`` attribute, else its class."""
+    name = getattr(approver, "name", None)
+    return name if isinstance(name, str) and name else type(approver).__name__
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refusal:
+    """What an answerer that failed, or answered a request with the wrong kind of answer, amounts to: a
+    refusal (fail closed)."""
+
+    reason: str
+
+    @property
+    def approves(self) -> bool:
+        return False
 
 
 @dataclass(eq=False)
@@ -169,7 +200,9 @@ class Inbox:
         """Queue ``request`` and wait for its answer, at most ``timeout`` seconds.
 
         Returns the answer (for a tool call an :class:`ApprovalDecision`), ``"timeout"``, or ``"withdrawn"``
-        (withdrawn, or ``signal`` cancelled). The answerer is consulted for tool calls only.
+        (withdrawn, or ``signal`` cancelled). The answerer is consulted for every kind it answers
+        (:func:`answers`); one that fails, or gives a tool call anything but an :class:`ApprovalDecision`,
+        or another kind an answer without ``approves``, refuses (:class:`Refusal`; a tool call: a deny).
         ``check`` validates edited arguments for :meth:`check_arguments`. The request leaves the inbox
         however the wait ends, cancellation of the asking task included.
         """
@@ -177,8 +210,7 @@ class Inbox:
         entry = _Entry(request, loop.create_future(), loop.create_future(), check)
         self._entries[request.request_id] = entry
         _notify(self._added, request)
-        # The answerer port decides tool calls; a request of another kind waits for whoever answers it.
-        consult = self.answerer is not None and isinstance(request, ApprovalRequest)
+        consult = self.answerer is not None and answers(self.answerer, request.kind)
         answering = asyncio.ensure_future(self._consult(entry)) if consult else None
         watching = asyncio.ensure_future(signal.wait()) if signal is not None else None
         waits = {entry.answered, entry.withdrawn} | ({watching} if watching is not None else set())
@@ -208,17 +240,26 @@ class Inbox:
 
     async def _consult(self, entry: _Entry) -> None:
         assert self.answerer is not None
+        request = entry.request
         try:
-            assert isinstance(entry.request, ApprovalRequest)  # the answerer port is the tool-call kind's
-            decision = await self.answerer.decide(entry.request)
+            decision: Any = await self.answerer.decide(request)  # type: ignore[arg-type]
         except asyncio.CancelledError:
             raise
         except Exception:
-            logger.exception("the approver failed on request %r", entry.request.request_id)
-            decision = ApprovalDecision(kind="deny", reason="The approver failed to decide")
-        if not isinstance(decision, ApprovalDecision):
-            decision = ApprovalDecision(kind="deny", reason="The approver gave an invalid decision")
-        self.resolve(entry.request.request_id, decision)
+            logger.exception("the approver failed on request %r", request.request_id)
+            decision = _refused(request, "The approver failed to decide")
+        tool_call = isinstance(request, ApprovalRequest)
+        if (tool_call and not isinstance(decision, ApprovalDecision)) or not isinstance(
+            getattr(decision, "approves", None), bool
+        ):
+            decision = _refused(request, "The approver gave an invalid decision")
+        self.resolve(request.request_id, decision)
+
+
+def _refused(request: InboxRequest, reason: str) -> ApprovalDecision | Refusal:
+    if isinstance(request, ApprovalRequest):
+        return ApprovalDecision(kind="deny", reason=reason)
+    return Refusal(reason=reason)
 
 
 def _listen(listeners: list[RequestListener], listener: RequestListener) -> Callable[[], None]:
@@ -234,4 +275,14 @@ def _notify(listeners: list[RequestListener], request: InboxRequest) -> None:
             logger.exception("inbox listener %r failed", listener)
 
 
-__all__ = ["Answer", "Approver", "Ended", "Inbox", "InboxAnswer", "InboxRequest"]
+__all__ = [
+    "Answer",
+    "Approver",
+    "Ended",
+    "Inbox",
+    "InboxAnswer",
+    "InboxRequest",
+    "Refusal",
+    "answers",
+    "approver_name",
+]

@@ -13,7 +13,7 @@ import json
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -26,6 +26,7 @@ from ditto_tui.infer.scripted import Script
 from ditto_tui.interaction import Tool, create_interaction_worker
 from ditto_tui.program import Program
 from ditto_tui.runtime import (
+    ApprovalResolved,
     CancelSignal,
     ExecutionEvent,
     LoopDefinition,
@@ -500,3 +501,49 @@ async def test_injection_in_an_mcp_result_reaches_the_model_only_redacted(tmp_pa
     after = _tool_text(model.seen[1])
     assert CLEAN in after
     assert "Ignore all previous" not in after and "evil.example" not in after and "maintenance" not in after
+
+
+class LibraryReviewer:
+    """A library's own approver: it answers tool calls and result reviews, as a person would."""
+
+    name = "policy-bot"
+
+    def __init__(self, action: Literal["pass", "fail"]) -> None:
+        self.action = action
+        self.seen: list[str] = []
+
+    async def decide(self, request: Any) -> Any:
+        self.seen.append(request.kind)
+        if isinstance(request, ReviewRequest):
+            return ReviewDecision(action=self.action, reason="checked by the bot")
+        return ApprovalDecision(kind="approve", reason="the bot approves")
+
+
+@pytest.mark.parametrize("action", ["pass", "fail"])
+async def test_v08_a_library_approver_reviews_results_and_is_named_on_the_record(
+    tmp_path: Path, action: Literal["pass", "fail"]
+) -> None:
+    bot = LibraryReviewer(action)
+    rules = [{"tool": "fetch", "decision": "ask", "review": "results"}]
+    runtime, _gate, fetch, events = setup(tmp_path, bot, rules=rules)
+    async with runtime:
+        result = await runtime.invoke("INTERACTION.ACT.TOOL", CALL)
+    assert fetch.executed == 1 and bot.seen == ["tool_call", "result_review"]
+    if action == "pass":
+        assert (result.status, result.content) == ("success", PLANTED)
+    else:
+        assert result.error is not None and result.error.code == RESULT_REJECTED
+    (approved,) = [event for event in events if isinstance(event, ApprovalResolved)]
+    assert (approved.decided_by, approved.approver) == ("approver", "policy-bot")
+    (end,) = resolved(events)
+    assert (end.action, end.decided_by, end.approver) == (action, "approver", "policy-bot")
+
+
+async def test_v08_an_approver_that_answers_tool_calls_only_is_no_reviewer(tmp_path: Path) -> None:
+    class ToolCallsOnly(LibraryReviewer):
+        kinds = frozenset({"tool_call"})
+
+    runtime, _gate, _fetch, _events = setup(tmp_path, ToolCallsOnly("pass"))
+    async with runtime:
+        result = await runtime.invoke("INTERACTION.ACT.TOOL", CALL)
+    assert result.error is not None and result.error.code == REVIEW_NO_REVIEWER

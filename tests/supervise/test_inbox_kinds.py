@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ditto_tui.contracts import ToolCall
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest, Inbox
+from ditto_tui.supervise.inbox import Refusal
 
 
 @dataclass(frozen=True)
@@ -79,18 +80,51 @@ async def test_withdrawing_a_request_of_any_kind_ends_it_unanswered() -> None:
     assert await waiting == "withdrawn" and inbox.all_pending() == []
 
 
-async def test_an_automatic_answerer_is_given_tool_calls_only() -> None:
-    given: list[ApprovalRequest] = []
+async def test_v08_an_answerer_is_given_every_kind_and_its_answer_resolves_it() -> None:
+    given: list[str] = []
+
+    class Answering:
+        async def decide(self, request: Any) -> Any:
+            given.append(request.request_id)
+            if isinstance(request, ApprovalRequest):
+                return ApprovalDecision(kind="approve")
+            return PauseAnswer("continue")
+
+    inbox = Inbox(Answering())
+    assert (await inbox.ask(_tool_request("t1"))).kind == "approve"
+    assert (await inbox.ask(PauseRequest("p1", "plan"))).action == "continue"
+    assert given == ["t1", "p1"]
+
+
+async def test_v08_an_answerer_that_names_its_kinds_leaves_the_others_to_a_person() -> None:
+    given: list[str] = []
 
     class Approving:
+        kinds = frozenset({"tool_call"})
+
         async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
-            given.append(request)
+            given.append(request.request_id)
             return ApprovalDecision(kind="approve")
 
     inbox = Inbox(Approving())
     assert (await inbox.ask(_tool_request("t1"))).kind == "approve"
     pause = asyncio.ensure_future(inbox.ask(PauseRequest("p1", "plan")))
     await asyncio.sleep(0.01)
-    assert [request.request_id for request in given] == ["t1"]  # the pause waits for its own answer
+    assert given == ["t1"]  # the pause waits for its own answer
     assert inbox.resolve("p1", PauseAnswer("continue"))
     assert (await pause).action == "continue"
+
+
+async def test_v08_an_answerer_that_fails_or_answers_nonsense_refuses() -> None:
+    class Broken:
+        async def decide(self, request: Any) -> Any:
+            if request.request_id == "p1":
+                raise RuntimeError("boom")
+            return "yes"
+
+    inbox = Inbox(Broken())
+    assert (await inbox.ask(_tool_request("t1"))).kind == "deny"
+    failed = await inbox.ask(PauseRequest("p1", "plan"))
+    assert isinstance(failed, Refusal) and not failed.approves
+    nonsense = await inbox.ask(PauseRequest("p2", "plan"))
+    assert isinstance(nonsense, Refusal) and "invalid" in nonsense.reason
