@@ -35,7 +35,7 @@ from ditto_tui.config import ApprovalRule
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.state_db import LEGACY_GRANTS, StateDB, state_db_file
 from ditto_tui.supervise import grant_rows
-from ditto_tui.supervise.matching import Call, rule_matches
+from ditto_tui.supervise.matching import Call, glob_regex, rule_matches
 from ditto_tui.supervise.policy import coerce_rule
 
 GrantScope = Literal["call", "rule", "tool"]
@@ -145,12 +145,36 @@ def suggest_match(arguments: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
     Each argument that reads as a workspace path becomes its folder with ``**`` (``notes/a/b.md`` →
     ``notes/a/**``); a file at the top of the workspace keeps its own name's extension
-    (``todo.md`` → ``*.md``). Other arguments are left out, so they may be anything.
+    (``todo.md`` → ``*.md``). Other arguments are left out, so they may be anything. A glob that would
+    also cover a control file (``*.yaml`` covers ``ditto.yaml``, ``graphs/**`` is one) is narrowed to
+    the path itself, and a control file is not suggested at all (:mod:`ditto_tui.supervise.protected`;
+    the gate asks about those whatever a grant says).
     """
     if not arguments:
         return None
-    args = {key: glob for key, value in arguments.items() if (glob := _path_glob(value)) is not None}
+    args = {key: glob for key, value in arguments.items() if (glob := _safe_glob(value)) is not None}
     return {"args": args} if args else None
+
+
+_CONTROL_SAMPLES = ("ditto.yaml", "graphs/react_agent.py", ".ditto/state.db", ".git/hooks/pre-commit")
+"""One path of each kind of control file at the top of a workspace: what no suggested glob may match."""
+
+
+def _safe_glob(value: Any) -> str | None:
+    glob = _path_glob(value)
+    if glob is None or not any(glob_regex(glob).fullmatch(sample) for sample in _CONTROL_SAMPLES):
+        return glob
+    exact = posixpath.normpath(value)
+    if (
+        any(char in exact for char in "*?[")
+        or exact in _CONTROL_SAMPLES
+        or exact.startswith(_CONTROL_FOLDERS)
+    ):
+        return None
+    return exact
+
+
+_CONTROL_FOLDERS = ("graphs/", ".ditto/", ".git/")
 
 
 def _path_glob(value: Any) -> str | None:

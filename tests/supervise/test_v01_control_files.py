@@ -27,7 +27,7 @@ from ditto_tui.supervise import (
     QueueApprover,
     StaticApprover,
 )
-from ditto_tui.supervise.grants import GrantStore
+from ditto_tui.supervise.grants import GrantStore, suggest_match
 from ditto_tui.supervise.modes import Mode, ModeSwitch
 from ditto_tui.supervise.protected import ControlFiles
 
@@ -213,3 +213,19 @@ def test_v01_the_user_config_and_state_directories_are_control_files(tmp_path: P
     assert files.named_by({"path": ".ditto/notes/../state.db"})
     assert not files.named_by({"path": str(tmp_path / "elsewhere" / "ditto.yaml")})
     assert files.named_by({"paths": ["a"] * 300})  # too many strings to look at: asked, not let through
+
+
+@pytest.mark.parametrize(
+    ("path", "suggested"),
+    [
+        ("settings.yaml", "settings.yaml"),  # not *.yaml: that would cover ditto.yaml
+        ("graphs/helper.py", None),  # graphs/** is itself a control folder
+        (".git/hooks/pre-commit", None),
+        ("ditto.yaml", None),
+        ("notes/a/b.md", "notes/a/**"),  # the legitimate generalisation stays
+        ("todo.md", "*.md"),
+    ],
+)
+def test_v01_no_suggested_grant_glob_covers_a_control_file(path: str, suggested: str | None) -> None:
+    match = suggest_match({"path": path})
+    assert (match["args"]["path"] if match else None) == suggested
