@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from ditto_tui.contracts import ToolCall
 from ditto_tui.home import config_dir, state_dir
-from ditto_tui.interaction import Tool, create_interaction_worker
+from ditto_tui.interaction import McpRegistry, Tool, create_interaction_worker
 from ditto_tui.runtime import ApprovalResolved, ExecutionEvent, Runtime, WorkerContext, create_ditto
 from ditto_tui.supervise import (
     ApprovalDecision,
@@ -30,6 +31,8 @@ from ditto_tui.supervise import (
 from ditto_tui.supervise.grants import GrantStore, suggest_match
 from ditto_tui.supervise.modes import Mode, ModeSwitch
 from ditto_tui.supervise.protected import ControlFiles
+from tests.mcp.mcp_helpers import sandbox as mcp_sandbox
+from tests.mcp.test_mcp_registry_drift import Server
 
 
 class Writer:
@@ -229,3 +232,27 @@ def test_v01_the_user_config_and_state_directories_are_control_files(tmp_path: P
 def test_v01_no_suggested_grant_glob_covers_a_control_file(path: str, suggested: str | None) -> None:
     match = suggest_match({"path": path})
     assert (match["args"]["path"] if match else None) == suggested
+
+
+async def test_v01_an_mcp_call_naming_a_control_file_asks_even_when_a_rule_allows_it(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    registry, fake = McpRegistry(), Server()
+    fake.tools[0]["annotations"] = {"readOnlyHint": True}  # the server's claim: never trusted to allow
+    registry.register("s", fake)
+    box = mcp_sandbox(root, "s")
+    await registry.discover("s", box)
+    inbox = QueueApprover()
+    gate = ApprovalGate(policy=ApprovalPolicy([{"mcp": "s:*", "decision": "allow"}]), approver=inbox)
+    target = str(root / ".git" / "hooks" / "pre-commit")
+    call = ToolCall(id="m-1", name="search", arguments={"q": "x", "file": target})
+    running = asyncio.ensure_future(gate.invoke_mcp(registry, "s", call, box, None, None))
+    for _ in range(500):
+        if inbox.pending() or running.done():
+            break
+        await asyncio.sleep(0.002)
+    (request,) = inbox.pending()
+    assert request.protected == (target,) and fake.calls == []
+    inbox.resolve(request.request_id, ApprovalDecision(kind="deny", reason="no hooks"))
+    assert (await running).status == "failed" and fake.calls == []
+    ordinary = ToolCall(id="m-2", name="search", arguments={"q": "x", "file": str(root / "notes" / "a.md")})
+    assert (await gate.invoke_mcp(registry, "s", ordinary, box, None, None)).status == "success"
