@@ -164,7 +164,7 @@ def _safe_glob(value: Any) -> str | None:
     glob = _path_glob(value)
     if glob is None or not any(glob_regex(glob).fullmatch(sample) for sample in _CONTROL_SAMPLES):
         return glob
-    exact = posixpath.normpath(value)
+    exact = posixpath.normpath(str(value))
     if (
         any(char in exact for char in "*?[")
         or exact in _CONTROL_SAMPLES
