@@ -139,11 +139,14 @@ class _Pauses:
             "breakpoint_requested", self._run_id, {**identity, "pattern": pattern, "input": node_input}
         )
         decision = await self._ask(request)
+        decided_by, approver = self._answered_by()
         runtime._emit(
             "breakpoint_resolved",
             self._run_id,
             {
                 **identity,
+                "decided_by": decided_by,
+                "approver": approver,
                 "action": decision.action,
                 "input": decision.input if decision.action == "edit" else None,
                 "output": decision.output if decision.action == "skip" else None,
@@ -162,6 +165,16 @@ class _Pauses:
             self._skipped.add((node.id, iteration))
             return False, request.given_output(decision.output)
         return True, request.edited_input(decision.input) if decision.action == "edit" else node_input
+
+    def _answered_by(self) -> tuple[str, str | None]:
+        """Who answers the breakpoints: a person through the inbox (the approver says so with its own
+        ``answered_by()``), else the library approver itself, by its ``name`` or class."""
+        answered_by = getattr(self._approver, "answered_by", None)
+        if callable(answered_by):
+            who: tuple[str, str | None] = answered_by()
+            return who
+        name = getattr(self._approver, "name", None)
+        return "approver", name if isinstance(name, str) and name else type(self._approver).__name__
 
     async def _ask(self, request: BreakpointRequest) -> BreakpointDecision:
         """The approver's decision; one that fails or answers nonsense aborts the run (fail closed)."""

@@ -225,6 +225,10 @@ class BreakpointResolved(ExecutionEvent):
     output: Any = Field(default=None, description="The output given instead of running (skips only).")
     again: bool = True
     reason: str | None = None
+    decided_by: DecidedBy | None = Field(
+        default=None, description="human (a person, through the inbox) or approver (a library's own)."
+    )
+    approver: str | None = Field(default=None, description="The library approver that answered (approver).")
 
 
 class FlaggedSpan(BaseModel):

@@ -9,7 +9,7 @@ A request that ends unanswered (withdrawn, or the run's journal cannot record th
 from __future__ import annotations
 
 from ditto_tui.runtime.breakpoints import BreakpointDecision, BreakpointRequest
-from ditto_tui.supervise.inbox import Inbox
+from ditto_tui.supervise.inbox import Inbox, answers, approver_name
 from ditto_tui.supervise.record import DecisionRecorder
 
 
@@ -19,6 +19,13 @@ class InboxBreakpoints:
     def __init__(self, inbox: Inbox, recorder: DecisionRecorder | None = None) -> None:
         self.inbox = inbox
         self.recorder = recorder
+
+    def answered_by(self) -> tuple[str, str | None]:
+        """``("human", None)`` when a person answers the inbox, else the inbox's own answerer, by name."""
+        answerer = self.inbox.answerer
+        if answerer is None or not answers(answerer, BreakpointRequest.kind):
+            return "human", None
+        return "approver", approver_name(answerer)
 
     async def decide(self, request: BreakpointRequest) -> BreakpointDecision:
         """The person's decision; an answer that cannot be recorded is not asked for (the run aborts)."""

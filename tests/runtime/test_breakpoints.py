@@ -538,3 +538,35 @@ async def test_skip_with_null_at_the_agent_s_sample_is_refused_and_act_never_run
         request.given_output(None)
     assert isinstance(request.input_json["messages"][0], dict)
     assert request.edited_input(request.input_json)["messages"] == request.input["messages"]
+
+
+async def test_v08_a_library_approver_answers_breakpoints_and_is_named_on_the_record() -> None:
+    _outputs, _calls, _person, events = await run_chain(lambda _r: CONTINUE, ["second"])
+    (resolved,) = [event for event in events if isinstance(event, BreakpointResolved)]
+    assert (resolved.decided_by, resolved.approver) == ("approver", "Person")
+
+
+async def test_v08_a_breakpoint_answered_through_the_inbox_is_a_persons_or_its_answerers() -> None:
+    from ditto_tui.supervise.breakpoints import InboxBreakpoints
+
+    class Bot:
+        name = "ci-bot"
+
+        async def decide(self, request: Any) -> Any:
+            return CONTINUE
+
+    for answerer, expected in ((None, ("human", None)), (Bot(), ("approver", "ci-bot"))):
+        inbox = Inbox(answerer)
+        calls: list[tuple[str, Any]] = []
+        events: list[ExecutionEvent] = []
+        async with create_ditto(workers=[recording(calls)], approver=InboxBreakpoints(inbox)) as runtime:
+            runtime.subscribe(events.append)
+            running = asyncio.ensure_future(runtime.run(chain(), {"n": 0}, breakpoints=["second"]))
+            while answerer is None and not inbox.all_pending():
+                await asyncio.sleep(0.002)
+            if answerer is None:
+                (request,) = inbox.all_pending()
+                inbox.resolve(request.request_id, CONTINUE)
+            await running
+        (resolved,) = [event for event in events if isinstance(event, BreakpointResolved)]
+        assert (resolved.decided_by, resolved.approver) == expected
