@@ -21,6 +21,7 @@ from ditto_tui.errors import (
 )
 from ditto_tui.interaction.results import parse_outcome, validation_summary
 from ditto_tui.runtime.worker import WorkerContext
+from ditto_tui.sandbox.permissions import EFFECTS
 from ditto_tui.sanitize import sanitize_public_message
 
 if TYPE_CHECKING:
@@ -67,9 +68,10 @@ class Tool:
     """A ready :class:`RegisteredTool` built from plain functions.
 
     ``effects`` is optional and descriptive, as in the seed: ``None`` declares nothing, an empty list
-    says the tool has no effects. The sandbox refuses at the point of access (a read, a write, a spawn,
-    a network origin), never because of a declaration. ``requires_approval`` asks the approval gate
-    for a decision before every execution unless a policy rule decides.
+    says the tool has no effects, and each listed one is read, write, execute or network. The sandbox
+    refuses at the point of access (a read, a write, a spawn, a network origin), never because of a
+    declaration. ``requires_approval`` asks the approval gate for a decision before every execution
+    unless a policy rule decides.
     """
 
     name: str
@@ -93,10 +95,10 @@ class Tool:
 class ToolDefinition:
     """What callers and models see of a registered tool: no executable parts.
 
-    ``effects`` holds the declared effects verbatim, unknown ones included (empty when none were
-    declared); ``effects_declared`` tells a tool that declared none (``effects`` absent or ``None``)
-    from one that declared an empty list. Both only describe the tool: approval policies and screens
-    read them, the sandbox does not.
+    ``effects`` holds the declared effects verbatim (empty when none were declared; a descriptor other
+    than read, write, execute and network is refused at registration); ``effects_declared`` tells a tool
+    that declared none (``effects`` absent or ``None``) from one that declared an empty list. Both only
+    describe the tool: approval policies and screens read them, the sandbox does not.
     """
 
     name: str
@@ -121,12 +123,19 @@ class PreparedCall:
 
 
 def _declared_effects(name: str, effects: object) -> tuple[str, ...]:
-    """The declared effects as a tuple of strings; an unknown descriptor is kept for the policy to see."""
+    """The declared effects as a tuple of strings, each one of the seed's four descriptors (V-11)."""
     if isinstance(effects, str | bytes) or not isinstance(effects, Iterable):
         raise ValidationError(f"tool {name!r} effects must be a list of strings")
     effect_list = tuple(effects)
     if not all(isinstance(effect, str) and effect for effect in effect_list):
         raise ValidationError(f"tool {name!r} effects must be a list of nonempty strings")
+    unknown = next((effect for effect in effect_list if effect not in EFFECTS), None)
+    if unknown is not None:
+        known = ", ".join(sorted(EFFECTS))
+        raise ValidationError(
+            f"tool {name!r} declares unknown effect {unknown[:40]!r}; effects are {known}",
+            code="unknown_effect",
+        )
     return effect_list
 
 

@@ -168,8 +168,8 @@ async def test_s02_declared_effects_beyond_the_grant_refuse_nothing(tmp_path: Pa
     assert listed[0].effects == ("read", "network") and listed[0].effects_declared
 
 
-@pytest.mark.parametrize("declared", [None, ("exfiltrate",), ("read", "READ")])
-async def test_s03_unknown_or_missing_effects_are_registrable_listed_and_run(
+@pytest.mark.parametrize("declared", [None, (), ("read", "write", "execute", "network")])
+async def test_s03_missing_or_known_effects_are_registrable_listed_and_run(
     tmp_path: Path, declared: tuple[str, ...] | None
 ) -> None:
     accessor = Accessor(effects=declared)
@@ -208,6 +208,19 @@ def test_s03_a_tool_without_an_effects_attribute_is_registrable_as_declaring_non
 def test_effects_that_are_not_a_list_of_names_are_not_registrable(effects: Any) -> None:
     with pytest.raises(ValidationError, match="effects"):
         ToolRegistry([Spy(effects=effects).tool])
+
+
+@pytest.mark.parametrize("declared", [("exfiltrate",), ("read", "READ"), ("network", "delete")])
+def test_v11_an_unknown_effect_is_refused_at_registration(declared: tuple[str, ...]) -> None:
+    """The seed's descriptors are read, write, execute and network; any other one is not registrable."""
+    registry = ToolRegistry()
+    with pytest.raises(ValidationError, match="unknown effect") as raised:
+        registry.register(Spy(effects=declared).tool)
+    assert raised.value.code == "unknown_effect"
+    assert raised.value.message.endswith("effects are execute, network, read, write")
+    assert registry.definition("spy") is None
+    with pytest.raises(ValidationError, match="unknown effect"):
+        create_interaction_worker(tools=[Spy(effects=declared).tool])
 
 
 async def test_unregistered_tool_raises_after_the_permission_check(tmp_path: Path) -> None:
