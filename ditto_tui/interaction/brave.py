@@ -15,7 +15,8 @@ from urllib.parse import quote, quote_plus, urlsplit
 import httpx
 
 from ditto_tui.errors import ToolValidationError, ValidationError
-from ditto_tui.interaction.web_search import WebSearchError, WebSearchInput, WebSearchResult, parse_request
+from ditto_tui.interaction.web_results import WebSearchResult
+from ditto_tui.interaction.web_search import WebSearchError, WebSearchInput, parse_request
 from ditto_tui.sandbox import canonical_origin
 from ditto_tui.sanitize import REDACTED
 from ditto_tui.signal import CancelSignal
@@ -156,7 +157,8 @@ def _transport_error(error: httpx.HTTPError) -> WebSearchError:
 
 
 def _parse_body(body: bytes, limit: int) -> list[WebSearchResult]:
-    """The first ``limit`` well-formed hits of a Brave answer; items of the wrong shape are skipped."""
+    """The first ``limit`` hits of a Brave answer; an answer, or one of those hits, of the wrong shape is
+    malformed (the call fails rather than skipping or coercing it)."""
     try:
         document = json.loads(body)
     except (ValueError, RecursionError):
@@ -173,18 +175,18 @@ def _parse_body(body: bytes, limit: int) -> list[WebSearchResult]:
         return []
     if not isinstance(results, list):
         raise _malformed()
-    hits: list[WebSearchResult] = []
-    for item in results:
-        if len(hits) == limit:
-            break
-        if isinstance(item, dict) and isinstance(item.get("title"), str) and isinstance(item.get("url"), str):
-            snippet = item.get("description")
-            hits.append(
-                WebSearchResult(
-                    title=item["title"], url=item["url"], snippet=snippet if isinstance(snippet, str) else ""
-                )
-            )
-    return hits
+    return [_hit(item) for item in results[:limit]]
+
+
+def _hit(item: object) -> WebSearchResult:
+    """One Brave web result: an object with text ``title`` and ``url``, and a text ``description`` unless it
+    is left out (or null)."""
+    if not isinstance(item, dict):
+        raise _malformed()
+    title, url, description = item.get("title"), item.get("url"), item.get("description")
+    if not isinstance(title, str) or not isinstance(url, str) or not isinstance(description, str | None):
+        raise _malformed()
+    return WebSearchResult(title=title, url=url, snippet=description or "")
 
 
 def _key_forms(key: str) -> tuple[str, ...]:

@@ -111,6 +111,15 @@ def safe_url(raw: object) -> str | None:
 
 
 @dataclass(frozen=True, kw_only=True)
+class WebSearchResult:
+    """One hit as a provider reports it; the tool still checks and bounds every field."""
+
+    title: str
+    url: str
+    snippet: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class NormalisedResults:
     """What is left of a provider's answer: safe results, whether text was cut, how many were dropped."""
 
@@ -119,18 +128,46 @@ class NormalisedResults:
     dropped: int
 
 
-def _field(hit: object, name: str) -> object:
+class MalformedResultError(ValueError):
+    """A provider's result that is not a ``{title, url, snippet?}`` object of text: the call fails."""
+
+
+_FIELDS = (("title", True), ("url", True), ("snippet", False))
+"""Each field of a result, and whether it is required (``snippet`` may be left out)."""
+
+
+def _field(hit: Mapping[str, object] | WebSearchResult, name: str) -> object:
     if isinstance(hit, Mapping):
         return hit.get(name)
     return getattr(hit, name, None)
 
 
+def _checked(hit: object, index: int) -> Mapping[str, object] | WebSearchResult:
+    """``hit`` when it is a result object whose fields are text; raises :class:`MalformedResultError`."""
+    if not isinstance(hit, Mapping | WebSearchResult):
+        raise MalformedResultError(
+            f"web search provider returned a result that is not an object (item {index})"
+        )
+    for name, required in _FIELDS:
+        value = _field(hit, name)
+        if not isinstance(value, str) and (required or value is not None):
+            raise MalformedResultError(
+                f"web search provider returned a result whose {name} is not text (item {index})"
+            )
+    return hit
+
+
 def normalise_results(hits: Sequence[object], limit: int) -> NormalisedResults:
-    """At most ``limit`` results as ``{title, url, snippet}``; a result without a safe URL is dropped."""
+    """At most ``limit`` results as ``{title, url, snippet}``; a result without a safe URL is dropped.
+
+    Raises :class:`MalformedResultError` when one of them is not an object of text fields: a malformed
+    answer fails the call, as the seed says, rather than being skipped or coerced.
+    """
     results: list[dict[str, str]] = []
     truncated = len(hits) > limit
     dropped = 0
-    for hit in hits[:limit]:
+    for index, raw in enumerate(hits[:limit]):
+        hit = _checked(raw, index)
         url = safe_url(_field(hit, "url"))
         if url is None:
             dropped += 1

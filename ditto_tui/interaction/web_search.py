@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from ditto_tui.errors import DittoError, ToolValidationError, ValidationError
-from ditto_tui.interaction.web_results import normalise_results
+from ditto_tui.interaction.web_results import MalformedResultError, normalise_results
+from ditto_tui.interaction.web_results import WebSearchResult as WebSearchResult
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.sandbox import canonical_origin
 from ditto_tui.sanitize import REDACTED, exception_label, sanitize_public_message
@@ -68,15 +69,6 @@ class WebSearchError(DittoError):
             retry_after=self.retry_after,
             retryable=self.retryable,
         )
-
-
-@dataclass(frozen=True, kw_only=True)
-class WebSearchResult:
-    """One hit as a provider reports it; the tool still checks and bounds every field."""
-
-    title: str
-    url: str
-    snippet: str = ""
 
 
 class WebSearchInput(TypedDict):
@@ -237,7 +229,10 @@ class WebSearchTool:
             return _failed(
                 WebSearchError("web search provider returned no result list", reason="provider_error")
             )
-        found = normalise_results(hits, request["limit"])
+        try:
+            found = normalise_results(hits, request["limit"])
+        except MalformedResultError as error:
+            return _failed(WebSearchError(str(error), reason="malformed_response"))
         return {
             "status": "success",
             "structured_content": {

@@ -21,7 +21,7 @@ class StaticApprover:
     """Answers every tool call the same way: the headless ``--approve allow|deny``. It answers nothing
     else (``kinds``): a fixed answer never lets a result through unreviewed, nor answers a server."""
 
-    kinds = frozenset({"tool_call"})
+    request_kinds = frozenset({"tool_call"})
 
     def __init__(self, answer: Literal["allow", "deny"]) -> None:
         if answer not in ("allow", "deny"):

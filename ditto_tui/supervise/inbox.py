@@ -66,8 +66,8 @@ class Approver(Protocol):
     Every kind of request reaches it (``request.kind``: ``tool_call`` → :class:`ApprovalDecision`,
     ``result_review`` → ``ReviewDecision``, ``sampling``/``sampling_result`` → their answers,
     ``elicitation`` → ``ElicitationAnswer``, ``sign_in`` → ``SignInAnswer``), unless it names the kinds it
-    answers in a ``kinds`` attribute (a set of kind names): a request of another kind then waits for a
-    person, as if there were no approver.
+    answers in a ``request_kinds`` attribute (a set or frozenset of kind names): a request of another kind
+    then waits for a person, as if there were no approver.
     """
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -76,9 +76,10 @@ class Approver(Protocol):
 
 
 def answers(approver: object, kind: str) -> bool:
-    """Whether ``approver`` answers requests of ``kind`` (all of them, unless it names its ``kinds``)."""
-    kinds = getattr(approver, "kinds", None)
-    return kinds is None or kind in kinds
+    """Whether ``approver`` answers requests of ``kind``: all of them, unless it names its
+    ``request_kinds`` (an attribute of another type names nothing)."""
+    kinds = getattr(approver, "request_kinds", None)
+    return not isinstance(kinds, set | frozenset) or kind in kinds
 
 
 def approver_name(approver: object) -> str:

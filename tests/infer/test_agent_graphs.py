@@ -79,7 +79,10 @@ async def test_the_react_agent_reads_asks_mcp_writes_with_approval_and_answers(
     }
     [requested] = [e for e in events if e["kind"] == "approval_requested"]
     assert (requested["tool"], requested["node_id"]) == ("write_text", "act/write-1")
-    [resolved] = [e for e in events if e["kind"] == "approval_resolved"]
+    decisions = [e for e in events if e["kind"] == "approval_resolved"]
+    [resolved] = [e for e in decisions if e["decided_by"] not in ("rule", "default")]
+    # the reads the policy allowed are decisions on the record too
+    assert {e["call_id"] for e in decisions if e["decided_by"] in ("rule", "default")} >= {"ls-1", "head-1"}
     assert resolved["decision"] == ("approve" if allowed else "deny")
     note = workspace / ".ditto/notes/summary.md"
     assert note.exists() is allowed

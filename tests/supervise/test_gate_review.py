@@ -541,7 +541,7 @@ async def test_v08_a_library_approver_reviews_results_and_is_named_on_the_record
 
 async def test_v08_an_approver_that_answers_tool_calls_only_is_no_reviewer(tmp_path: Path) -> None:
     class ToolCallsOnly(LibraryReviewer):
-        kinds = frozenset({"tool_call"})
+        request_kinds = frozenset({"tool_call"})
 
     runtime, _gate, _fetch, _events = setup(tmp_path, ToolCallsOnly("pass"))
     async with runtime:

@@ -100,7 +100,7 @@ async def test_v08_an_answerer_that_names_its_kinds_leaves_the_others_to_a_perso
     given: list[str] = []
 
     class Approving:
-        kinds = frozenset({"tool_call"})
+        request_kinds = frozenset({"tool_call"})
 
         async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
             given.append(request.request_id)

@@ -255,11 +255,41 @@ async def test_w13_wrong_shapes_are_handled_defensively() -> None:
             assert reason(result) == "malformed_response"
 
 
-async def test_w13_bad_items_are_skipped_and_fields_bounded_and_cleaned() -> None:
-    hits: list[Any] = [
+@pytest.mark.parametrize(
+    "item",
+    [
         "not an object",
+        None,
+        [GOOD],
         {"title": 5, "url": GOOD},
+        {"title": None, "url": GOOD},
+        {"url": GOOD},
         {"title": "no url"},
+        {"title": "T", "url": 5},
+        {"title": "T", "url": GOOD, "description": 7},
+        {"title": "T", "url": GOOD, "description": ["d"]},
+    ],
+)
+async def test_v11_a_malformed_provider_item_fails_the_call(item: Any) -> None:
+    """The seed: malformed results become one failed WEB_SEARCH_FAILED result, never skipped or coerced."""
+    async with LoopbackServer(lambda _: brave_json([hit("good", GOOD), item])) as server:
+        result = await web_search(server, {"query": "q"})
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code == "WEB_SEARCH_FAILED" and reason(result) == "malformed_response"
+    assert result.structured_content is None and not result.references
+    assert_no_key(everything(result))
+
+
+async def test_v11_items_past_the_limit_are_not_read_and_a_left_out_description_is_no_snippet() -> None:
+    hits: list[Any] = [hit("good", GOOD), {"title": "bare", "url": "https://bare.example/"}, "past the limit"]
+    async with LoopbackServer(lambda _: brave_json(hits)) as server:
+        result = await web_search(server, {"query": "q", "limit": 2})
+    assert result.status == "success"
+    assert [item["snippet"] for item in _results(result)] == ["", ""]
+
+
+async def test_w13_fields_are_bounded_and_cleaned() -> None:
+    hits: list[Any] = [
         hit("T" * 1_000_000, "https://long.example/", "D" * 1_000_000),
         hit(
             "\x1b[31mred\x1b[0m [bold]markup[/bold] &amp; <b>html</b>",
@@ -387,6 +417,23 @@ async def test_any_provider_error_is_one_sanitised_failure() -> None:
     assert result.error is not None and result.error.message == "web search provider failed unexpectedly"
     not_a_list = await _run(ScriptedProvider({"title": "x"}))
     assert reason(not_a_list) == "provider_error"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        [WebSearchResult(title="A", url="https://a.example/"), ("B", "https://b.example/")],
+        [{"title": "A", "url": "https://a.example/"}, 5],
+        [{"title": b"A", "url": "https://a.example/"}],
+        [{"title": "A", "url": "https://a.example/", "snippet": {"text": "s"}}],
+        [{"title": "A"}],
+    ],
+)
+async def test_v11_a_custom_provider_answering_malformed_items_fails_the_call(answer: Any) -> None:
+    result = await _run(ScriptedProvider(answer))
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code == "WEB_SEARCH_FAILED" and reason(result) == "malformed_response"
+    assert result.error.message.startswith("web search provider returned a result")
 
 
 async def test_custom_providers_may_answer_with_results_or_mappings() -> None:
