@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ditto_tui import grants_cli, project, runs_cli
+from ditto_tui import grants_cli, project, runs_cli, trust_cli
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
@@ -25,7 +25,7 @@ from ditto_tui.supervise import ApprovalPolicy, JournalRead, read_journal
 from ditto_tui.supervise.journal import list_runs
 from ditto_tui.supervise.lint import lint_report
 from ditto_tui.supervise.modes import MODES, Mode
-from ditto_tui.trust import is_trusted, real_path, trust, trusted_workspaces, untrust
+from ditto_tui.trust import is_trusted, rewriting
 from ditto_tui.workspace import CONFIG_NAME, default_graph, resolve_config, untrusted_notice, user_config_file
 
 GRAPH_ERRORS_LOG = "graph-errors.log"
@@ -197,18 +197,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_mcp_sign_in(mcp_commands)
     runs_cli.add_commands(commands)
     _add_policy_lint(commands)
-    trust = commands.add_parser(
-        "trust",
-        help="trust a workspace: use its ditto.yaml and graphs",
-        description="Trust DIR (default: .): from now on its ditto.yaml and graphs/react_agent.py are used. "
-        "They can widen the sandbox, start servers and run code: trust only folders whose files you know.",
-    )
-    trust.add_argument("dir", nargs="?", default=".", help="the folder (default: .)")
-    trust.add_argument("--list", action="store_true", help="list the trusted folders")
-    untrust = commands.add_parser(
-        "untrust", help="stop trusting a workspace", description="Stop trusting DIR (default: .)."
-    )
-    untrust.add_argument("dir", nargs="?", default=".", help="the folder (default: .)")
+    trust_cli.add_commands(commands)
     project.add_command(commands)
     grants_cli.add_command(commands)
     for command in _commands_below(parser):
@@ -386,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     try:
         if args.command in ("trust", "untrust"):
-            return _trust_command(args)
+            return trust_cli.trust_command(args)
         if args.command == "init":
             for line in project.init_command(args):
                 say(line, sys.stdout)
@@ -495,7 +484,8 @@ def _mcp_import(args: argparse.Namespace, workspace: Path) -> int:
     if not args.yes and not _confirmed(f"Add {len(plan.servers)} server(s) to {target}? [y/N] "):
         say("Nothing written.", sys.stdout)
         return 1
-    write_import(plan)
+    with rewriting(workspace, target):  # the person's own change: a pinned config stays used
+        write_import(plan)
     waiting = [name for name in plan.servers if name not in plan.granted]
     say(f"Added to {target}.", sys.stdout)
     if waiting:
@@ -585,30 +575,6 @@ def _confirmed(question: str) -> bool:
         raise ValidationError("not on a terminal, so nothing was asked and nothing written; pass --yes")
     say(question, sys.stdout)
     return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-
-def _trust_command(args: argparse.Namespace) -> int:
-    """``trust [DIR] [--list]`` and ``untrust [DIR]``."""
-    if args.command == "trust" and args.list:
-        entries = trusted_workspaces()
-        for entry in entries:
-            say(entry.path, sys.stdout)
-        if not entries:
-            say("No trusted folders.", sys.stdout)
-        return 0
-    folder = real_path(args.dir)
-    if args.command == "untrust":
-        changed = untrust(folder)
-        say(f"{'No longer trusted' if changed else 'Was not trusted'}: {folder}", sys.stdout)
-        return 0
-    try:
-        changed = trust(folder)
-    except NotADirectoryError:
-        raise ValidationError(f"{args.dir!r} is not a directory") from None
-    say(f"{'Trusted' if changed else 'Already trusted'}: {folder}", sys.stdout)
-    if changed:
-        say("Its ditto.yaml and graphs/ will now be used; `ditto-tui untrust` undoes this.", sys.stdout)
-    return 0
 
 
 if __name__ == "__main__":

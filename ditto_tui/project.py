@@ -3,18 +3,20 @@
 The file starts from the built-in defaults (``ditto_tui/agent/ditto.yaml``: the file tools and the
 read-only command tools, the bundled demo MCP server, the scripted model, writes asked for), with a head
 saying what to change for a real model and one's own MCP servers. An existing ``ditto.yaml`` is never
-overwritten.
+overwritten. Trust is given to the file it wrote and nothing else: graph code already in the folder (a
+clone's ``graphs/*.py``) is named in the printout and stays unused until ``ditto-tui trust DIR``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from importlib import resources
 from pathlib import Path
 
 from ditto_tui.errors import ValidationError
-from ditto_tui.trust import real_path, trust
+from ditto_tui.trust import covered_files, real_path, trust
 from ditto_tui.workspace import CONFIG_NAME
 
 __all__ = ["add_command", "init_command", "project_config_text", "write_project_config"]
@@ -44,7 +46,8 @@ def project_config_text() -> str:
 
 
 def write_project_config(directory: str | os.PathLike[str]) -> Path:
-    """Write ``DIR/ditto.yaml`` (never over an existing one, never through a link) and trust DIR."""
+    """Write ``DIR/ditto.yaml`` (never over an existing one, never through a link) and trust DIR with that
+    file alone (its other files, graph code included, stay as trusted as they were)."""
     folder = Path(real_path(directory))
     if not folder.is_dir():
         raise ValidationError(f"{os.fspath(directory)!r} is not a directory")
@@ -55,7 +58,7 @@ def write_project_config(directory: str | os.PathLike[str]) -> Path:
     fd = os.open(target, flags, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as file:
         file.write(project_config_text())
-    trust(folder)
+    trust(folder, only=(CONFIG_NAME,))
     return target
 
 
@@ -71,10 +74,24 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def init_command(args: argparse.Namespace) -> list[str]:
-    """Run ``init``; the lines to print."""
+    """Run ``init``; the lines to print (naming the graph code in the folder that it did not trust)."""
     target = write_project_config(args.dir)
-    return [
-        f"Wrote {target} and trusted {target.parent}.",
-        f"Run `ditto-tui` in {target.parent} (or with --workspace) to start the agent on it;"
+    folder = target.parent
+    code = [name for name in covered_files(folder) if name != CONFIG_NAME]
+    lines = [f"Wrote {target} and trusted {folder}" + (" for that file only." if code else ".")]
+    if code:
+        quoted = shlex.quote(str(folder))
+        lines += [
+            f"Not trusted, so not run: the graph code already in {folder}: {_names(code)}. Read it, then "
+            f"`ditto-tui trust {quoted}` to use it (`ditto-tui trust --show {quoted}` shows it).",
+        ]
+    lines += [
+        f"Run `ditto-tui` in {folder} (or with --workspace) to start the agent on it;"
         " edit ditto.yaml for your own model and MCP servers.",
     ]
+    return lines
+
+
+def _names(names: list[str], shown: int = 10) -> str:
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")

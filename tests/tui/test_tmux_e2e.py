@@ -203,6 +203,15 @@ def test_a_new_project_in_tmux_runs_the_typed_task_on_a_streaming_model(
         )
         assert "provider: openai" in config
         (project / "ditto.yaml").write_text(config, encoding="utf-8")
+        # trust is pinned to the file init wrote: the person trusts the edited one again
+        trusted = subprocess.run(
+            [*env, sys.executable, "-m", "ditto_tui", "trust"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "Trusted again" in trusted.stdout and "ditto.yaml (edited)" in trusted.stdout, trusted.stdout
         terminal.start([*env, sys.executable, "-m", "ditto_tui"], project)
         _poll(lambda: "Task for the agent" in terminal.screen(), "the prompt box")
         _poll(lambda: max(map(len, terminal.screen().splitlines())) == 120, "the app to fill the window")
