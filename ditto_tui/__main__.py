@@ -37,7 +37,9 @@ against the current directory (or --workspace). Runs are offline unless the conf
 
 The workspace is untrusted until you trust it (`ditto-tui trust DIR`): before that, its ditto.yaml and
 graphs/ are never used, and ditto-tui keeps its journals and logs in your state directory, not in it.
-`ditto-tui init` writes a commented ditto.yaml for a folder of your own and trusts it.
+Trust is pinned to the files as they were trusted: one edited, added or removed since is not used until
+you trust the folder again (`ditto-tui trust --show DIR` shows what changed). `ditto-tui init` writes a
+commented ditto.yaml for a folder of your own and trusts that file (not graph code already there).
 Config: --config FILE, else a trusted workspace's ditto.yaml, else your own (in the config directory),
 else the built-in defaults. Approval rules add up in layers (the built-in defaults or your own, the
 workspace's or --config, then --policy FILE): every rule that matches counts, and the strictest
