@@ -3,8 +3,8 @@
 A server that asks for OAuth sends the person to its authorization server. :class:`InboxAuthorizer` is
 the ``authorize`` of ``open_mcp_servers`` (API.md §7) in a session with a person: it listens on the
 127.0.0.1 redirect URI the authorization URL names, puts a :class:`SignInRequest` in the inbox for a
-screen to show, and when the browser comes back it withdraws the request and returns the URL the browser
-was sent to. The person may cancel instead, or the wait may time out: then the sign-in fails with
+screen to show, and when the browser comes back with the authorization URL's state it withdraws the
+request and returns the URL the browser was sent to. The person may cancel instead, or the wait may time out: then the sign-in fails with
 :class:`~ditto_tui.errors.McpError`. Each outcome goes on the record with the server and the
 authorization server's host, never the redirected URL (it carries the authorization code and the state)
 nor any token. With no person to ask, the MCP client's ``refuse_sign_in`` takes this one's place.
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from ditto_tui.errors import DittoError, McpError
-from ditto_tui.interaction.mcp.loopback import SIGN_IN_SECONDS, await_redirect, redirect_uri_of
+from ditto_tui.interaction.mcp.loopback import SIGN_IN_SECONDS, await_redirect, redirect_uri_of, state_of
 from ditto_tui.supervise.inbox import Inbox
 from ditto_tui.supervise.mcp_requests import RequestRecorder, plain_host, url_host
 
@@ -116,11 +116,11 @@ class InboxAuthorizer:
 
     async def __call__(self, server: str, authorization_url: str) -> str:
         """Show the sign-in and wait for the browser; the URL it came back to, or :class:`McpError`."""
-        redirect_uri = redirect_uri_of(authorization_url)
+        redirect_uri, state = redirect_uri_of(authorization_url), state_of(authorization_url)
         request = sign_in_request(f"mcp-sign-in-{next(self._ids)}", server, authorization_url, redirect_uri)
         listening = asyncio.Event()
         came_back = asyncio.ensure_future(
-            await_redirect(redirect_uri, timeout=self.timeout, listening=listening.set)
+            await_redirect(redirect_uri, state=state, timeout=self.timeout, listening=listening.set)
         )
         started = asyncio.ensure_future(listening.wait())
         asking: asyncio.Future[Any] | None = None

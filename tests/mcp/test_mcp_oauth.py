@@ -23,7 +23,7 @@ from mcp.shared.auth import OAuthToken
 
 from ditto_tui.home import StateDirError
 from ditto_tui.interaction import open_mcp_servers
-from ditto_tui.interaction.mcp.loopback import await_redirect, redirect_uri_of
+from ditto_tui.interaction.mcp.loopback import await_redirect, redirect_uri_of, state_of
 from ditto_tui.interaction.mcp.oauth import SignInRequired, TokenStore, refuse_sign_in, sign_in_problem
 from tests.conformance.client import follow_redirect
 from tests.mcp.mcp_helpers import sandbox
@@ -240,7 +240,7 @@ async def test_a_token_refused_as_expired_is_refreshed_before_anyone_is_asked_ag
 
     async def authorize(url: str) -> str:
         asked.append(url)
-        waiting = asyncio.ensure_future(await_redirect(redirect_uri_of(url)))
+        waiting = asyncio.ensure_future(await_redirect(redirect_uri_of(url), state=state_of(url)))
         await asyncio.sleep(0.1)
         await play_browser(url)
         return await waiting
