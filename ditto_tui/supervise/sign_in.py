@@ -4,10 +4,11 @@ A server that asks for OAuth sends the person to its authorization server. :clas
 the ``authorize`` of ``open_mcp_servers`` (API.md §7) in a session with a person: it listens on the
 127.0.0.1 redirect URI the authorization URL names, puts a :class:`SignInRequest` in the inbox for a
 screen to show, and when the browser comes back with the authorization URL's state it withdraws the
-request and returns the URL the browser was sent to. The person may cancel instead, or the wait may time out: then the sign-in fails with
-:class:`~ditto_tui.errors.McpError`. Each outcome goes on the record with the server and the
-authorization server's host, never the redirected URL (it carries the authorization code and the state)
-nor any token. With no person to ask, the MCP client's ``refuse_sign_in`` takes this one's place.
+request and returns the URL the browser was sent to. The person may cancel instead, or the wait may
+time out: then the sign-in fails with :class:`~ditto_tui.errors.McpError`. Each outcome goes on the
+record with the server and the authorization server's host, never the redirected URL (it carries the
+authorization code and the state) nor any token. With no person to ask, the MCP client's
+``refuse_sign_in`` takes this one's place.
 """
 
 from __future__ import annotations
