@@ -1,10 +1,17 @@
 """``ditto-tui mcp import FILE``: the MCP servers of a Claude Desktop, Cursor or ditto.yaml file, merged
-into a ``ditto.yaml`` with its comments kept where the file's shape allows it."""
+into a ``ditto.yaml`` with its comments kept where the file's shape allows it.
+
+No value written in the source for an ``env`` variable, a header or ``auth.clientSecret`` is copied (V-02):
+each becomes a ``${VAR}`` reference (an env variable's own name; ``SERVER_HEADER`` for a header), and the
+preview names every variable the imported servers read. A value that already refers to a variable is kept.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +20,8 @@ import yaml
 
 from ditto_tui.config import (
     MCP_SERVERS_KEY,
+    STATE_VARIABLE,
+    WORKSPACE_VARIABLE,
     AnyVariable,
     RuntimeConfig,
     load_mcp_servers,
@@ -21,6 +30,16 @@ from ditto_tui.config import (
 )
 from ditto_tui.errors import ConfigError
 from ditto_tui.home import StateDirError, write_private
+
+
+@dataclass(frozen=True, kw_only=True)
+class Variable:
+    """An environment variable the imported servers read, and where (``github env``)."""
+
+    name: str
+    where: tuple[str, ...]
+    replaced: bool
+    """True when the source wrote a value there, which the import did not copy."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +54,8 @@ class ImportPlan:
     """True when the file had to be written anew (its comments and layout are not kept)."""
     granted: frozenset[str]
     """The servers the new text's ``sandbox.mcp`` grants."""
+    variables: tuple[Variable, ...] = ()
+    """The variables the servers read, in the order they first appear (to be set before a run)."""
 
 
 def plan_import(source: Path, target: Path, *, replace: bool = False) -> ImportPlan:
@@ -42,7 +63,7 @@ def plan_import(source: Path, target: Path, *, replace: bool = False) -> ImportP
     server ``target`` already has (unless ``replace``), or a result that would not load."""
     if os.path.islink(target):
         raise StateDirError(f"{str(target)!r} is a symbolic link; refusing to write through it")
-    servers = load_mcp_servers(source)
+    servers, variables = without_values(load_mcp_servers(source))
     old = read_config_text(target) if target.exists() else ""
     existing = _existing_servers(old, target)
     replaced = tuple(name for name in servers if name in existing)
@@ -52,7 +73,13 @@ def plan_import(source: Path, target: Path, *, replace: bool = False) -> ImportP
     text, rewritten = _merged(old, servers)
     granted = frozenset(_check(text, target).sandbox.mcp)
     return ImportPlan(
-        target=target, servers=servers, replaced=replaced, text=text, rewritten=rewritten, granted=granted
+        target=target,
+        servers=servers,
+        replaced=replaced,
+        text=text,
+        rewritten=rewritten,
+        granted=granted,
+        variables=variables,
     )
 
 
@@ -62,7 +89,8 @@ def write_import(plan: ImportPlan) -> None:
 
 
 def describe(plan: ImportPlan) -> list[str]:
-    """One line per server: its name and how it starts, with environment and header names (never values)."""
+    """One line per server: its name and how it starts, with environment and header names (never values);
+    then the variables to set, naming those whose values the source wrote and the import left out."""
     lines = []
     for name, entry in plan.servers.items():
         start = entry.get("url") or shlex.join(
@@ -72,7 +100,125 @@ def describe(plan: ImportPlan) -> list[str]:
         notes += ["disabled"] if entry.get("disabled") else []
         notes += ["replaces the entry of the same name"] if name in plan.replaced else []
         lines.append(f"  {name}: {start}" + (f"  ({'; '.join(notes)})" if notes else ""))
+    left_out = [variable.name for variable in plan.variables if variable.replaced]
+    if left_out:
+        refs = ", ".join(f"${{{name}}}" for name in left_out)
+        lines.append(f"The values the source writes are not copied; the config refers to them as {refs}.")
+    if plan.variables:
+        needed = ", ".join(f"{item.name} ({', '.join(item.where)})" for item in plan.variables)
+        lines.append(f"Set these before the next run: {needed}.")
     return lines
+
+
+# --- values become ${VAR} references -------------------------------------------------------------------
+
+_REFERENCE = re.compile(r"\$\$\{|\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+_NOT_ENVIRONMENT = frozenset({WORKSPACE_VARIABLE, STATE_VARIABLE})
+_SECRET_FIELDS = ("clientSecret", "client_secret")
+
+
+def without_values(
+    servers: Mapping[str, Mapping[str, Any]],
+) -> tuple[dict[str, dict[str, Any]], tuple[Variable, ...]]:
+    """``servers`` with each value of ``env``, ``headers`` and ``auth.clientSecret`` that refers to no
+    variable replaced by a ``${VAR}`` reference, and every variable the result reads.
+
+    An env variable keeps its own name (``GITHUB_TOKEN: ${GITHUB_TOKEN}``), a header gets ``SERVER_HEADER``
+    (``${GITHUB_AUTHORIZATION}``), a client secret ``SERVER_CLIENT_SECRET``; a name another server uses
+    for a different value, or that a template already reads, gets the server's name in front (then a
+    number). An empty value is kept.
+    """
+    reserved = {name for entry in servers.values() for name, _ in _references(entry, ())}
+    names = _Names(reserved)
+    out: dict[str, dict[str, Any]] = {}
+    for server, entry in servers.items():
+        copy = dict(entry)
+        for key in ("env", "headers"):
+            values = entry.get(key)
+            if isinstance(values, Mapping):
+                copy[key] = {
+                    field: names.reference(server, key, str(field), value) for field, value in values.items()
+                }
+        auth = entry.get("auth")
+        if isinstance(auth, Mapping):
+            copy["auth"] = {
+                field: names.reference(server, "auth", field, value) if field in _SECRET_FIELDS else value
+                for field, value in auth.items()
+            }
+        out[server] = copy
+    return out, _variables(out, names.replaced)
+
+
+class _Names:
+    """Chooses the variable of each value taken out; the same value under the same name shares one."""
+
+    def __init__(self, reserved: set[str]) -> None:
+        self._reserved = reserved
+        self._values: dict[str, object] = {}
+        self.replaced: set[str] = set()
+
+    def reference(self, server: str, key: str, field: str, value: object) -> object:
+        if value is None or value == "" or (isinstance(value, str) and _reads_variable(value)):
+            return value
+        own = field if key == "env" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field) else None
+        derived = _derived(server, "CLIENT_SECRET" if key == "auth" else field)
+        name = self._free([own] if own else [], derived, value)
+        self._values[name] = value
+        self.replaced.add(name)
+        return f"${{{name}}}"
+
+    def _free(self, first: list[str], derived: str, value: object) -> str:
+        taken = len(self._values) + len(self._reserved)
+        candidates = [*first, derived, *(f"{derived}_{number}" for number in range(2, taken + 3))]
+        for name in candidates:
+            if name not in self._reserved and self._values.get(name, value) == value:
+                return name
+        raise AssertionError("unreachable: there is one more candidate than names taken")
+
+
+def _reads_variable(text: str) -> bool:
+    return any(match.group(1) for match in _REFERENCE.finditer(text))
+
+
+def _derived(server: str, field: str) -> str:
+    """``github`` + ``Authorization`` → ``GITHUB_AUTHORIZATION`` (a valid variable name)."""
+    name = re.sub(r"[^A-Za-z0-9]", "_", f"{server}_{field}").upper()
+    return f"_{name}" if name[0].isdigit() else name
+
+
+def _references(value: object, where: tuple[str, ...]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each environment variable ``value``'s strings read, with the keys that lead to it."""
+    if isinstance(value, str):
+        for match in _REFERENCE.finditer(value):
+            if match.group(1) and match.group(1) not in _NOT_ENVIRONMENT:
+                yield match.group(1), where
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _references(item, (*where, str(key)))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _references(item, where)
+
+
+def _variables(servers: Mapping[str, Mapping[str, Any]], replaced: set[str]) -> tuple[Variable, ...]:
+    found: dict[str, list[str]] = {}
+    for server, entry in servers.items():
+        for name, where in _references(entry, ()):
+            place = _place(server, name, where)
+            if place not in found.setdefault(name, []):
+                found[name].append(place)
+    return tuple(
+        Variable(name=name, where=tuple(places), replaced=name in replaced) for name, places in found.items()
+    )
+
+
+def _place(server: str, name: str, where: tuple[str, ...]) -> str:
+    """``github env`` (the variable of the same name), ``remote header Authorization``, ``x args``."""
+    if where[:1] == ("env",) and where[1:] == (name,):
+        return f"{server} env"
+    if where[:1] == ("headers",) and len(where) == 2:
+        return f"{server} header {where[1]}"
+    return " ".join([server, *where[:1], ".".join(where[1:])]).rstrip()
 
 
 def _existing_servers(text: str, target: Path) -> set[str]:
