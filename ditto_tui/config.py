@@ -9,6 +9,7 @@ import os
 import re
 import types
 import typing
+import unicodedata
 import urllib.parse
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from ditto_tui.errors import ConfigError
 from ditto_tui.home import workspace_state_dir
 from ditto_tui.sandbox.permissions import Effect
-from ditto_tui.sanitize import MIN_SECRET_SUBSTRING_LENGTH
+from ditto_tui.sanitize import MIN_SECRET_SUBSTRING_LENGTH, escape_controls
 
 __all__ = [
     "AnyVariable",
@@ -95,7 +96,21 @@ def _not_bool(value: object) -> object:
 def _server_name(name: str) -> str:
     if ":" in name:
         raise ValueError("must not contain ':' (MCP sources are SERVER:TOOL)")
+    hidden = sorted({char for char in name if _unseen(char)})
+    if hidden:
+        chars = ", ".join(escape_controls(char) for char in hidden)
+        raise ValueError(
+            f"'{escape_controls(name)}' holds control or invisible characters ({chars}); "
+            "an MCP server name must be visible text"
+        )
     return name
+
+
+def _unseen(char: str) -> bool:
+    """A control, format (bidi, zero-width), surrogate, private-use or unassigned character, or a line or
+    paragraph separator: nothing a person can read in a name."""
+    category = unicodedata.category(char)
+    return category.startswith("C") or category in ("Zl", "Zp")
 
 
 def _mcp_glob(pattern: str) -> str:
@@ -908,7 +923,9 @@ def _step(key: object) -> int | str:
 
 
 def _join(path: str, key: object) -> str:
-    return f"{path}.{key}" if path else str(key)
+    """``path.key``, with whatever in the key a terminal could act on or hide shown as an escape."""
+    step = escape_controls(str(key))
+    return f"{path}.{step}" if path else step
 
 
 # --- Claude Desktop and Cursor files -------------------------------------------------------------------
