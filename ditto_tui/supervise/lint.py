@@ -3,10 +3,13 @@
 Both checks are conservative: a finding is always true, but not every such rule is found.
 
 - **Shadowed**: a stricter rule matches every call the rule matches, so the rule never decides (the
-  strictest match wins). This is proved only when the stricter rule has no ``args`` and no ``effects``,
-  needs no hint the rule does not also need, and its glob plainly covers the rule's: the same glob, ``*``
-  (``*:*`` for MCP), a literal prefix followed by ``*`` (``write_*`` covers ``write_text`` and
-  ``write_t*``), or one that matches the rule's glob when that has no wildcard.
+  strictest match wins, wherever either was written). This is proved only when the stricter rule has no
+  ``effects``, needs no hint the rule does not also need, and its glob plainly covers the rule's: the same
+  glob, ``*`` (``*:*`` for MCP), a literal prefix followed by ``*`` (``write_*`` covers ``write_text`` and
+  ``write_t*``), or one that matches the rule's glob when that has no wildcard. Each of its ``args`` must
+  be one the rule has too, the same (``path: notes/**`` covers ``path: notes/**``) or a ``**`` glob where
+  the rule's is a glob or a regex (``path: "**"`` covers ``path: notes/**``). A rule with ``review`` still
+  has its results reviewed under a stricter ask, so only a deny shadows it.
 - **Unused**: no call of the recorded runs matched the rule. What a journal does not keep counts as
   matching: the hints of MCP tools (runs do not record annotations), the effects of a tool the header
   does not list, and redacted arguments.
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from ditto_tui.config import ApprovalRule
+from ditto_tui.config import ApprovalRule, ArgMatch
 from ditto_tui.runtime.client import short_run_id
 from ditto_tui.supervise.audit import call_records, recorded_call
 from ditto_tui.supervise.journal import JournalError, JournalRead, list_runs, read_journal
@@ -54,9 +57,29 @@ def glob_covers(outer: str, inner: str, *, mcp: bool = False) -> bool:
     return outer.endswith("*") and not _WILDCARDS & set(prefix) and inner.startswith(prefix)
 
 
+def _match_text(match: ArgMatch) -> str:
+    """An argument match as JSON text (``true`` and ``1`` differ here, as they do to the rules)."""
+    return json.dumps(match.model_dump(mode="json", by_alias=True), sort_keys=True)
+
+
+def _match_covers(outer: ArgMatch, inner: ArgMatch) -> bool:
+    """Whether an ask or deny rule's ``outer`` certainly matches every argument ``inner`` matches (a
+    stricter rule matches a path as written and as resolved, a superset of what an allow rule matches)."""
+    if outer.glob == "**":  # any text at all; a glob or a regex matches only text
+        return inner.glob is not None or inner.compiled is not None
+    return _match_text(outer) == _match_text(inner)
+
+
+def _args_cover(stricter: ApprovalRule, rule: ApprovalRule) -> bool:
+    mine = rule.args or {}
+    return all(
+        path in mine and _match_covers(match, mine[path]) for path, match in (stricter.args or {}).items()
+    )
+
+
 def covers(stricter: ApprovalRule, rule: ApprovalRule) -> bool:
-    """Whether ``stricter`` certainly matches every call ``rule`` matches."""
-    if stricter.args or stricter.effects is not None:
+    """Whether ``stricter`` (an ask or deny rule) certainly matches every call ``rule`` matches."""
+    if stricter.effects is not None or not _args_cover(stricter, rule):
         return False
     needed = given_hints(rule)
     if any(needed.get(name) != value for name, value in given_hints(stricter).items()):
@@ -68,15 +91,19 @@ def covers(stricter: ApprovalRule, rule: ApprovalRule) -> bool:
     return False
 
 
+def _overrides(other: ApprovalRule, rule: ApprovalRule) -> bool:
+    """Whether ``other``'s decision leaves ``rule`` nothing to do when both match: it is stricter, and a
+    rule that reviews results is overridden only by a deny (under an ask its review still applies)."""
+    if rule.review is not None and other.decision != "deny":
+        return False
+    return STRICTNESS[other.decision] > STRICTNESS[rule.decision]
+
+
 def shadowed(policy: ApprovalPolicy) -> list[Finding]:
-    """The rules a stricter rule covers: they never decide."""
+    """The rules a stricter rule covers: they never decide. Each finding names both rules' lines."""
     findings = []
     for rule in policy.rules:
-        stricter = [
-            other
-            for other in policy.rules
-            if STRICTNESS[other.decision] > STRICTNESS[rule.decision] and covers(other, rule)
-        ]
+        stricter = [other for other in policy.rules if _overrides(other, rule) and covers(other, rule)]
         if stricter:
             detail = (
                 f"never decides: {rule_label(stricter[0])} ({stricter[0].source}) matches every call it does"
