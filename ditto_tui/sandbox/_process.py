@@ -37,9 +37,14 @@ class StreamCapture:
         return self._seen > self._cap
 
     def value(self) -> bytes:
-        """The captured bytes, cut on a UTF-8 code-point boundary when the stream was truncated."""
+        """The captured bytes, cut on a UTF-8 code-point boundary when the stream was truncated.
+
+        A stream that stopped inside the lookahead (the process was killed, or wrote no more, one or two
+        bytes past the cap) may have left a character whose last bytes never came: it is dropped whole.
+        """
         if self.truncated:
-            return truncate_utf8(bytes(self._buffer), self._cap)
+            short = len(self._buffer) < self._cap + _LOOKAHEAD
+            return truncate_utf8(bytes(self._buffer), self._cap, cut_short=short)
         return bytes(self._buffer)
 
 

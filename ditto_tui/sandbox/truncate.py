@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+
 _CONTINUATION_MIN = 0x80
 _CONTINUATION_MAX = 0xBF
 
@@ -17,20 +19,25 @@ def _sequence_length(lead: int) -> int:
     return 1
 
 
-def _is_valid(sequence: bytes) -> bool:
+def _is_valid(sequence: bytes, *, whole: bool = True) -> bool:
+    """Whether ``sequence`` is valid UTF-8 (``whole`` False: or the start of a valid character)."""
     try:
-        sequence.decode("utf-8")
+        codecs.getincrementaldecoder("utf-8")().decode(sequence, final=whole)
     except UnicodeDecodeError:
         return False
     return True
 
 
-def truncate_utf8(data: bytes, cap: int) -> bytes:
+def truncate_utf8(data: bytes, cap: int, *, cut_short: bool = False) -> bytes:
     """Return at most ``cap`` bytes of ``data``, never ending inside a code point that ``data`` completes.
 
     Only a *valid* multi-byte sequence that straddles the cap is dropped whole. Invalid bytes before the cap
     are kept: a decoder replaces a cut invalid sequence with one U+FFFD, exactly as it replaces the uncut
     one, so ``result.decode("utf-8", "replace")`` is always a prefix of ``data.decode("utf-8", "replace")``.
+
+    ``cut_short`` says ``data`` stops where a stream was cut off (a process killed at its cap), not where
+    it ended: a sequence that straddles the cap and runs past the end of ``data`` is dropped too when the
+    bytes there can start a character, since the rest of that character was never read.
     """
     if cap < 0:
         raise ValueError("cap must not be negative")
@@ -44,6 +51,7 @@ def truncate_utf8(data: bytes, cap: int) -> bytes:
         return data[:cap]
     lead = start - 1
     length = _sequence_length(data[lead])
-    if lead + length > cap and _is_valid(data[lead : lead + length]):
+    sequence = data[lead : lead + length]
+    if lead + length > cap and _is_valid(sequence, whole=not cut_short or len(sequence) == length):
         return data[:lead]
     return data[:cap]
