@@ -13,14 +13,21 @@ With no person to ask (headless runs, or an inbox with an automatic answerer) th
 ``mcp.sampling`` and ``mcp.elicitation`` decides, and :attr:`McpRequests.notice` is told in one line what
 the server asked and what was decided; with no model, sampling is refused without asking anyone. Every
 decision goes on the record before the server hears it.
+
+What one server may ask is bounded (:class:`RequestLimits`): requests waiting at once, requests a minute,
+the size of one request. Past a bound the request is refused at once, never shown to anyone; the record
+keeps its digest and first KiB, and :meth:`McpRequests.refused` counts the refusals of each server.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import itertools
+import json
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, cast
@@ -36,10 +43,16 @@ from ditto_tui.supervise.inbox import Inbox
 SamplingPolicy = Literal["deny", "approve"]
 ElicitationPolicy = Literal["decline", "cancel"]
 ElicitAction = Literal["accept", "decline", "cancel"]
-DecidedBy = Literal["person", "policy", "timeout"]
+DecidedBy = Literal["person", "policy", "timeout", "limit"]
+Bound = Literal["size", "pending", "rate"]
+"""Which of a server's bounds refused a request (:class:`RequestLimits`)."""
 
 REDACTED = "<redacted>"
 _SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "credential", "pin")
+
+KEPT_BYTES = 1024
+"""How much of a refused request's params (JSON, UTF-8) the record keeps beside their digest."""
+
 _STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "max_tokens": "maxTokens"}
 
 PERSON_MODEL = "person"
@@ -154,6 +167,26 @@ class ElicitationAnswer:
     def approves(self) -> bool:
         """Only an acceptance gives the server anything."""
         return self.action == "accept"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestLimits:
+    """How much one MCP server may ask of the client (sampling and elicitation), per server.
+
+    ``pending``: its requests waiting at once (for the person, an approver or the model); ``per_minute``:
+    its requests a minute, a token bucket that holds as many and refills evenly; ``max_bytes``: the size
+    of one request's params as JSON. A request past any of them is refused at once.
+    """
+
+    pending: int = 8
+    per_minute: int = 30
+    max_bytes: int = 256 * 1024
+
+
+@dataclass(eq=False)
+class _Bucket:
+    tokens: float
+    at: float
 
 
 # -- ports -------------------------------------------------------------------------------------------------
@@ -296,6 +329,22 @@ def _max_tokens(params: Mapping[str, Any]) -> int | None:
     return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
 
 
+def params_digest(params: Mapping[str, Any]) -> dict[str, Any]:
+    """What the record keeps of a refused request's ``params``: the size and sha256 of their JSON and its
+    first :data:`KEPT_BYTES` (cut at a whole character)."""
+    data = _params_json(params)
+    return {
+        "params_bytes": len(data),
+        "params_sha256": hashlib.sha256(data).hexdigest(),
+        "params_head": data[:KEPT_BYTES].decode("utf-8", "ignore"),
+    }
+
+
+def _params_json(params: Mapping[str, Any]) -> bytes:
+    text = json.dumps(params, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text.encode("utf-8", "backslashreplace")
+
+
 def _line(text: str, limit: int = 200) -> str:
     single = " ".join(text.split())
     return escape_controls(single if len(single) <= limit else single[: limit - 1] + "…")
@@ -312,7 +361,8 @@ class McpRequests:
     ``mcp:`` policy) decide instead of a person; ``provider`` is the model that answers approved sampling
     (None: only the person can answer, by writing the answer; with no person sampling is refused);
     ``timeout`` bounds each wait for the person. With ``journaled`` a decision made before ``recorder`` is
-    set is refused rather than left off the record.
+    set is refused rather than left off the record. ``limits`` bound what each server may ask (``clock``
+    paces its rate).
     """
 
     inbox: Inbox
@@ -325,8 +375,14 @@ class McpRequests:
     timeout: float | None = None
     notice: Notice | None = None
     journaled: bool = False
+    limits: RequestLimits = field(default_factory=RequestLimits)
+    clock: Callable[[], float] = time.monotonic
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _roots_listeners: list[Callable[[], object]] = field(default_factory=list)
+    _pending: dict[str, int] = field(default_factory=dict)
+    _buckets: dict[str, _Bucket] = field(default_factory=dict)
+    _refused: dict[str, int] = field(default_factory=dict)
+    _refused_listeners: list[Callable[[str, int], object]] = field(default_factory=list)
 
     @property
     def unattended(self) -> bool:
@@ -351,6 +407,65 @@ class McpRequests:
         if self.notice is not None:
             self.notice(f"ditto-tui: MCP server {_line(server, 80)} asked {_line(asked)}: {decided}")
 
+    # -- bounds ---------------------------------------------------------------------------------------
+
+    def refused(self, server: str) -> int:
+        """How many requests of ``server`` its bounds refused so far."""
+        return self._refused.get(server, 0)
+
+    @property
+    def refused_counts(self) -> Mapping[str, int]:
+        """The refusals by bounds so far, per server that had any."""
+        return dict(self._refused)
+
+    def on_refused(self, listener: Callable[[str, int], object]) -> Callable[[], None]:
+        """Call ``listener(server, count)`` after each refusal by bounds; returns a function that stops it."""
+        self._refused_listeners.append(listener)
+        return lambda: (
+            self._refused_listeners.remove(listener) if listener in self._refused_listeners else None
+        )
+
+    @contextlib.contextmanager
+    def _admitted(self, server: str, request: str, params: Mapping[str, Any]) -> Iterator[None]:
+        """Count the request as pending while the block runs, or refuse it (:class:`McpError`) at once."""
+        bound, why = self._over(server, params)
+        if bound is not None:
+            self._refuse(server, request, params, bound, why)
+        self._pending[server] = self._pending.get(server, 0) + 1
+        try:
+            yield
+        finally:
+            self._pending[server] -= 1
+
+    def _over(self, server: str, params: Mapping[str, Any]) -> tuple[Bound | None, str]:
+        """Which bound ``params`` from ``server`` break, and how; a request within them takes a token."""
+        size = len(_params_json(params))
+        if size > self.limits.max_bytes:
+            return "size", f"its params are {size} bytes, over the limit of {self.limits.max_bytes}"
+        if self._pending.get(server, 0) >= self.limits.pending:
+            return "pending", f"{self.limits.pending} of its requests are waiting already"
+        now, rate = self.clock(), self.limits.per_minute
+        bucket = self._buckets.setdefault(server, _Bucket(tokens=float(rate), at=now))
+        bucket.tokens = min(float(rate), bucket.tokens + (now - bucket.at) * rate / 60)
+        bucket.at = now
+        if bucket.tokens < 1:
+            return "rate", f"it asked more than {rate} times a minute"
+        bucket.tokens -= 1
+        return None, ""
+
+    def _refuse(self, server: str, request: str, params: Mapping[str, Any], bound: Bound, why: str) -> None:
+        count = self._refused[server] = self._refused.get(server, 0) + 1
+        try:
+            self._record(
+                server, request, "refused", "limit", bound=bound, reason=why, **params_digest(params)
+            )
+        finally:
+            for listener in tuple(self._refused_listeners):
+                listener(server, count)
+        if count == 1:
+            self._tell(server, f"for {request}", f"refused ({why}); later refusals are only counted")
+        raise McpError(f"the {request} request was refused: {why}")
+
     # -- sampling -------------------------------------------------------------------------------------
 
     async def create_message(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -358,6 +473,10 @@ class McpRequests:
 
         With no model configured the person is still asked, and may write the answer themselves.
         """
+        with self._admitted(server, "sampling", params):
+            return await self._create_message(server, params)
+
+    async def _create_message(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         has_model = self.provider is not None
         request = _sampling_request(self._new_id("sampling"), server, params, has_model=has_model)
         if self.unattended:
@@ -470,6 +589,10 @@ class McpRequests:
 
     async def elicit(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """Ask the person; the answer is ``{"action": ..., "content"?: ...}``."""
+        with self._admitted(server, "elicitation", params):
+            return await self._elicit(server, params)
+
+    async def _elicit(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         request = _elicitation_request(self._new_id("elicitation"), server, params)
         if self.unattended:
             action = self.elicitation

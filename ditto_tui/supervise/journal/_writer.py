@@ -67,6 +67,11 @@ def _by_policy(event: ExecutionEvent) -> bool:
     return isinstance(event, ApprovalResolved) and event.decided_by in ("rule", "default")
 
 
+_UNSYNCED_REQUESTS = frozenset({"limit"})
+"""Who decided the server requests whose line is written but not fsynced: a refusal by the server's bounds
+(too many, too often, too large) lets nothing through, and a flood must not cost an fsync per request."""
+
+
 class JournalError(DittoError):
     """The run journal could not be written, or a journal could not be found or read."""
 
@@ -237,7 +242,8 @@ class RunJournal:
 
         The decisions of a session go to a journal of their own (plan :data:`CLIENT_REQUESTS_PLAN`), one
         ``custom`` line named :data:`CLIENT_REQUEST` each, redacted as every line is; raises
-        :class:`JournalError` when the decision is not on disk, so it is not sent.
+        :class:`JournalError` when the decision is not on disk, so it is not sent. A refusal by the
+        server's bounds (``by: limit``) is written at once but not fsynced.
         """
         run_id = self._requests_run
         if run_id is None or run_id not in self._runs:
@@ -266,7 +272,8 @@ class RunJournal:
                 }
             )
             self._record(event, run)
-            self._write(run_id, run, sync=True)
+            by = fields.get("by")
+            self._write(run_id, run, sync=not (isinstance(by, str) and by in _UNSYNCED_REQUESTS))
         failure = self._failures.get(run_id)
         if failure is not None:
             raise JournalError(f"the decision could not be recorded: {failure.message}")
