@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import re
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -48,7 +49,20 @@ Bound = Literal["size", "pending", "rate"]
 """Which of a server's bounds refused a request (:class:`RequestLimits`)."""
 
 REDACTED = "<redacted>"
-_SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "credential", "pin")
+_SECRET_WORDS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "credential",
+    "pin",
+)
+_SECRET_TEXT = re.compile(r"pass(?:word|wd|phrase)|secret|token|api[\s_-]?key|credential")
+"""A field's title or description that says it holds a secret. Not ``pin``, which a name may say: a
+description often names it only to warn against it ("do not give us your pin")."""
 
 KEPT_BYTES = 1024
 """How much of a refused request's params (JSON, UTF-8) the record keeps beside their digest."""
@@ -296,10 +310,16 @@ def check_sampling_edit(request: SamplingRequest, edited: Mapping[str, Any]) -> 
 
 
 def _secret_field(name: str, spec: Any) -> bool:
+    """Whether a form field holds a secret: its name, title or description says so, or its schema."""
     lowered = name.lower()
-    if isinstance(spec, Mapping) and (spec.get("writeOnly") is True or spec.get("format") == "password"):
+    if any(word in lowered for word in _SECRET_WORDS):
         return True
-    return any(word in lowered for word in _SECRET_WORDS)
+    if not isinstance(spec, Mapping):
+        return False
+    if spec.get("writeOnly") is True or spec.get("format") == "password":
+        return True
+    said = (spec.get("title"), spec.get("description"))
+    return any(isinstance(text, str) and _SECRET_TEXT.search(text.lower()) for text in said)
 
 
 def recorded_content(schema: Mapping[str, Any] | None, content: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from ditto_tui.supervise.mcp_requests import (
     url_host,
 )
 from tests.infer.chat_server import ChatServer, Reply, chat_server, completion
-from tests.mcp.mcp_helpers import node_server, sandbox
+from tests.mcp.mcp_helpers import node_server, python_server, sandbox
 from tests.supervise.inbox_helpers import Answerer, answering
 
 
@@ -550,3 +550,78 @@ async def test_a_provider_without_max_tokens_still_answers_sampling(
         answering(requests.inbox, approve)
         result = await call(opened, workspace, "trigger-sampling-request", prompt="capital?", maxTokens=42)
     assert result.status == "success" and "Lyon, then Paris." in text_of(result)
+
+
+# -- V-10: a field that says it holds a secret is redacted on the record, not on its way --------------
+
+SECRET_FORM = {
+    "label": {"title": "API token"},
+    "vault": {"title": "Vault", "description": "The PASSWORD of the vault"},
+    "words": {"title": "Recovery words", "description": "Your wallet's passphrase"},
+    "service": {"title": "Service", "description": "Which api key to use"},
+    "pin_code": {"title": "Code", "description": "Four digits"},
+    "note": {"title": "Note", "description": "Anything else, spinning or not"},
+}
+SECRET_VALUES = {
+    "label": "tok-LABEL-1111",
+    "vault": "pw-VAULT-2222",
+    "words": "phrase-WORDS-3333",
+    "service": "key-SERVICE-4444",
+    "pin_code": "5555",
+    "note": "kept on the record",
+}
+
+
+async def ask_form(handler: McpRequests, tmp_path: Path, fields: Mapping[str, Any]) -> ExternalResult:
+    entries = {"asking": python_server("asking.py")}
+    async with open_mcp_servers(
+        entries, log_dir=tmp_path / "logs", client_requests=handler, allowed=["asking"]
+    ) as registry:
+        call = ToolCall(id="form", name="ask_form", arguments={"fields": fields})
+        return await registry.invoke("asking", call, sandbox(tmp_path, "asking"))
+
+
+def received(result: ExternalResult) -> dict[str, Any]:
+    assert result.status == "success", result
+    assert isinstance(result.structured_content, Mapping)
+    text = result.structured_content["result"]
+    assert isinstance(text, str)
+    answer: dict[str, Any] = json.loads(text)
+    return answer
+
+
+async def test_v10_a_field_whose_title_or_description_says_secret_is_redacted_on_the_record(
+    tmp_path: Path, journal: RunJournal
+) -> None:
+    handler = McpRequests(inbox=Inbox(), workspace=tmp_path, recorder=journal, timeout=30)
+    answering(handler.inbox, lambda r: ElicitationAnswer(action="accept", content=SECRET_VALUES))
+    answer = received(await ask_form(handler, tmp_path, SECRET_FORM))
+    assert answer == {"action": "accept", "content": SECRET_VALUES}  # the server gets the real values
+    (decision,) = decisions(journal)
+    assert decision["content"] == {
+        "label": "<redacted>",
+        "vault": "<redacted>",
+        "words": "<redacted>",
+        "service": "<redacted>",
+        "pin_code": "<redacted>",
+        "note": "kept on the record",
+    }
+    recorded = [path.read_text() for path in (tmp_path / "runs").glob("*")]
+    logged = [path.read_text() for path in (tmp_path / "logs").rglob("*") if path.is_file()]
+    for value in [v for name, v in SECRET_VALUES.items() if name != "note"]:
+        assert not any(value in text for text in recorded + logged), value
+
+
+def test_v10_the_words_that_say_secret_and_those_that_do_not() -> None:
+    from ditto_tui.supervise.mcp_requests import recorded_content
+
+    def kept(spec: Mapping[str, Any], name: str = "field") -> Any:
+        schema = {"type": "object", "properties": {name: {"type": "string", **spec}}}
+        return recorded_content(schema, {name: "value"})[name]
+
+    for said in ("Secret", "Access Token", "apiKey", "API_KEY", "Credentials", "Passwd", "Passphrase"):
+        assert kept({"title": said}) == "<redacted>", said
+        assert kept({"description": f"the {said} to use"}) == "<redacted>", said
+    assert kept({}, name="userPassword") == "<redacted>"
+    for said in ("Shipping address", "Your opinion", "Colour", "Do not give us your pin"):
+        assert kept({"title": said, "description": said}) == "value", said
