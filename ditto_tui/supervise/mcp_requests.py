@@ -11,8 +11,9 @@ workspace folder.
 
 With no person to ask (headless runs, or an inbox with an automatic answerer) the policy of
 ``mcp.sampling`` and ``mcp.elicitation`` decides, and :attr:`McpRequests.notice` is told in one line what
-the server asked and what was decided; with no model, sampling is refused without asking anyone. Every
-decision goes on the record before the server hears it.
+the server asked and what was decided; with no model, sampling is refused without asking anyone. A
+library approver that answers a kind (``request_kinds``) is asked instead, and its answer is on the record
+as that approver's. Every decision goes on the record before the server hears it.
 
 What one server may ask is bounded (:class:`RequestLimits`): requests waiting at once, requests a minute,
 the size of one request. Past a bound the request is refused at once, never shown to anyone; the record
@@ -31,7 +32,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, cast
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, cast
 
 from ditto_tui.errors import DittoError, McpError, ValidationError
 from ditto_tui.infer.messages import InferMessage
@@ -39,12 +40,12 @@ from ditto_tui.infer.provider import LimitedModelProvider, ModelProvider, takes_
 from ditto_tui.interaction.web_results import safe_url
 from ditto_tui.sanitize import escape_controls, sanitize_public_message
 from ditto_tui.schema import check_against_schema
-from ditto_tui.supervise.inbox import Inbox
+from ditto_tui.supervise.inbox import Inbox, answers, approver_name
 
 SamplingPolicy = Literal["deny", "approve"]
 ElicitationPolicy = Literal["decline", "cancel"]
 ElicitAction = Literal["accept", "decline", "cancel"]
-DecidedBy = Literal["person", "policy", "timeout", "limit"]
+DecidedBy = Literal["person", "approver", "policy", "timeout", "limit"]
 Bound = Literal["size", "pending", "rate"]
 """Which of a server's bounds refused a request (:class:`RequestLimits`)."""
 
@@ -378,11 +379,12 @@ class McpRequests:
     """The application's ``McpClientRequests``: server requests through the inbox, on the record.
 
     ``automatic`` (headless) or an inbox with an ``answerer`` lets ``sampling`` and ``elicitation`` (the
-    ``mcp:`` policy) decide instead of a person; ``provider`` is the model that answers approved sampling
-    (None: only the person can answer, by writing the answer; with no person sampling is refused);
-    ``timeout`` bounds each wait for the person. With ``journaled`` a decision made before ``recorder`` is
-    set is refused rather than left off the record. ``limits`` bound what each server may ask (``clock``
-    paces its rate).
+    ``mcp:`` policy) decide instead of a person, unless that answerer answers the kind (:func:`answers`):
+    then it decides, and the record names it (``by: approver``). ``provider`` is the model that answers
+    approved sampling (None: only the person can answer, by writing the answer; with no person sampling
+    is refused); ``timeout`` bounds each wait for the person. With ``journaled`` a decision made before
+    ``recorder`` is set is refused rather than left off the record. ``limits`` bound what each server
+    may ask (``clock`` paces its rate).
     """
 
     inbox: Inbox
@@ -408,6 +410,11 @@ class McpRequests:
     def unattended(self) -> bool:
         """Whether the policy answers instead of a person."""
         return self.automatic or self.inbox.answerer is not None
+
+    def _approver(self, kind: str) -> str | None:
+        """The name of the library approver that answers ``kind`` through the inbox, or None."""
+        answerer = self.inbox.answerer
+        return approver_name(answerer) if answerer is not None and answers(answerer, kind) else None
 
     def _new_id(self, kind: str) -> str:
         return f"mcp-{kind}-{next(self._ids)}"
@@ -499,49 +506,64 @@ class McpRequests:
     async def _create_message(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         has_model = self.provider is not None
         request = _sampling_request(self._new_id("sampling"), server, params, has_model=has_model)
-        if self.unattended:
+        approver = self._approver("sampling")
+        if self.unattended and approver is None:
             return await self._sample_by_policy(request)
+        by: DecidedBy = "person" if approver is None else "approver"
+        named = {} if approver is None else {"approver": approver}
 
         def check(edited: Mapping[str, Any]) -> None:
             check_sampling_edit(request, edited)
 
-        answer = await self.inbox.ask(request, timeout=self.timeout, check=check)
-        if not isinstance(answer, SamplingAnswer):
+        answer = _answer_of(
+            await self.inbox.ask(request, timeout=self.timeout, check=check),
+            SamplingAnswer,
+            lambda reason: SamplingAnswer(approves=False, reason=reason),
+        )
+        if answer is None:
             self._record(server, "sampling", "timeout", "timeout", params=params)
             raise McpError("the sampling request got no decision in time")
         if not answer.approves:
-            self._record(server, "sampling", "reject", "person", params=params, reason=answer.reason)
-            raise McpError("the user rejected the sampling request")
+            self._record(server, "sampling", "reject", by, params=params, reason=answer.reason, **named)
+            who = "user" if approver is None else "approver"
+            raise McpError(f"the {who} rejected the sampling request")
         if answer.text is not None:
-            return self._written(request, answer.text)
-        result = await self._sample(server, self._approved(request, answer))
+            return self._written(request, answer.text, by, named)
+        result = await self._sample(server, self._approved(request, answer, by, named))
         return await self._review(request, result)
 
-    def _approved(self, request: SamplingRequest, answer: SamplingAnswer) -> Mapping[str, Any]:
+    def _approved(
+        self, request: SamplingRequest, answer: SamplingAnswer, by: DecidedBy, named: Mapping[str, str]
+    ) -> Mapping[str, Any]:
         """The request the model gets: the server's, or the person's edit once it passes the checks."""
         server, params, edited = request.server, request.params, answer.params
         if edited is None:
-            self._record(server, "sampling", "approve", "person", params=params)
+            self._record(server, "sampling", "approve", by, params=params, **named)
             return params
         try:
             check_sampling_edit(request, edited)
         except ValidationError as exc:
             reason = exc.message
-            self._record(server, "sampling", "invalid", "person", params=params, edited=edited, reason=reason)
+            self._record(
+                server, "sampling", "invalid", by, params=params, edited=edited, reason=reason, **named
+            )
             raise McpError(f"the edited sampling request is not valid: {reason}") from None
-        self._record(server, "sampling", "approve", "person", params=params, edited=edited)
+        self._record(server, "sampling", "approve", by, params=params, edited=edited, **named)
         return edited
 
-    def _written(self, request: SamplingRequest, text: str) -> dict[str, Any]:
-        """The person's own answer, on the record as a model's answer is, marked as theirs."""
+    def _written(
+        self, request: SamplingRequest, text: str, by: DecidedBy, named: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """The person's (or approver's) own answer, on the record as a model's answer is, marked as theirs."""
+        author = named.get("approver", PERSON_MODEL)
         result = {
             "role": "assistant",
             "content": {"type": "text", "text": text},
-            "model": PERSON_MODEL,
+            "model": author,
             "stopReason": "endTurn",
         }
-        self._record(request.server, "sampling", "write", "person", params=request.params)
-        self._record(request.server, "sampling_result", "approve", "person", result=result, author="person")
+        self._record(request.server, "sampling", "write", by, params=request.params, **named)
+        self._record(request.server, "sampling_result", "approve", by, result=result, author=author, **named)
         return result
 
     async def _sample_by_policy(self, request: SamplingRequest) -> Mapping[str, Any]:
@@ -587,22 +609,36 @@ class McpRequests:
         }
 
     async def _review(self, request: SamplingRequest, result: dict[str, Any]) -> Mapping[str, Any]:
+        """The person (or the approver that answers ``sampling_result``) approves, edits or rejects the
+        model's answer. An approver that approved the request but reviews no results lets it through."""
+        server, approver = request.server, self._approver("sampling_result")
+        if self.unattended and approver is None:
+            named = self._approver("sampling")  # it answered the request, or the policy would have
+            unreviewed = {"approver": named, "reviewed": False}
+            self._record(server, "sampling_result", "approve", "approver", result=result, **unreviewed)
+            return result
+        by: DecidedBy = "person" if approver is None else "approver"
+        extra = {} if approver is None else {"approver": approver}
         review = SamplingResultReview(
-            request_id=self._new_id("sampling-result"), server=request.server, request=request, result=result
+            request_id=self._new_id("sampling-result"), server=server, request=request, result=result
         )
-        answer = await self.inbox.ask(review, timeout=self.timeout)
-        if not isinstance(answer, SamplingResultAnswer):
-            self._record(request.server, "sampling_result", "timeout", "timeout", result=result)
+        answer = _answer_of(
+            await self.inbox.ask(review, timeout=self.timeout),
+            SamplingResultAnswer,
+            lambda reason: SamplingResultAnswer(approves=False, reason=reason),
+        )
+        if answer is None:
+            self._record(server, "sampling_result", "timeout", "timeout", result=result)
             raise McpError("the model's answer got no decision in time")
         if not answer.approves:
             reason = answer.reason
-            self._record(request.server, "sampling_result", "reject", "person", result=result, reason=reason)
-            raise McpError("the user rejected the model's answer")
+            self._record(server, "sampling_result", "reject", by, result=result, reason=reason, **extra)
+            raise McpError(f"the {'user' if approver is None else 'approver'} rejected the model's answer")
         if answer.text is not None and answer.text != result_text(result):
             edited = {**result, "content": {"type": "text", "text": answer.text}}
-            self._record(request.server, "sampling_result", "edit", "person", result=result, edited=edited)
+            self._record(server, "sampling_result", "edit", by, result=result, edited=edited, **extra)
             return edited
-        self._record(request.server, "sampling_result", "approve", "person", result=result)
+        self._record(server, "sampling_result", "approve", by, result=result, **extra)
         return result
 
     # -- elicitation ----------------------------------------------------------------------------------
@@ -614,36 +650,45 @@ class McpRequests:
 
     async def _elicit(self, server: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         request = _elicitation_request(self._new_id("elicitation"), server, params)
-        if self.unattended:
+        approver = self._approver("elicitation")
+        if self.unattended and approver is None:
             action = self.elicitation
             self._record(server, "elicitation", action, "policy", mode=request.mode, params=params)
             what = f"to open {request.url}" if request.mode == "url" else f"for input: {request.message}"
             done = {"decline": "declined", "cancel": "cancelled"}.get(action, action)
             self._tell(server, what, f"{done} (mcp.elicitation: {action})")
             return {"action": action}
+        by: DecidedBy = "person" if approver is None else "approver"
+        extra: dict[str, Any] = {"mode": request.mode, "params": params}
+        if approver is not None:
+            extra["approver"] = approver
         schema = request.requested_schema
 
         def check(content: Mapping[str, Any]) -> None:
             check_content(schema, fill_defaults(schema, content))
 
-        answer = await self.inbox.ask(request, timeout=self.timeout, check=check)
-        if not isinstance(answer, ElicitationAnswer):
+        answer = _answer_of(
+            await self.inbox.ask(request, timeout=self.timeout, check=check),
+            ElicitationAnswer,
+            lambda reason: ElicitationAnswer(action="decline"),
+        )
+        if answer is None:
             self._record(server, "elicitation", "cancel", "timeout", mode=request.mode, params=params)
             return {"action": "cancel"}
         if answer.action != "accept":
-            self._record(server, "elicitation", answer.action, "person", mode=request.mode, params=params)
+            self._record(server, "elicitation", answer.action, by, **extra)
             return {"action": answer.action}
         if request.mode == "url":
-            self._record(server, "elicitation", "accept", "person", mode="url", params=params)
+            self._record(server, "elicitation", "accept", by, **extra)
             return {"action": "accept"}
         content = fill_defaults(schema, answer.content or {})
         try:
             check_content(schema, content)
         except ValidationError as exc:
-            self._record(server, "elicitation", "invalid", "person", mode="form", params=params)
+            self._record(server, "elicitation", "invalid", by, **extra)
             raise McpError(f"the answer does not match the requested schema: {exc.message}") from None
         kept = recorded_content(schema, content)
-        self._record(server, "elicitation", "accept", "person", mode="form", params=params, content=kept)
+        self._record(server, "elicitation", "accept", by, **extra, content=kept)
         return {"action": "accept", "content": content}
 
     # -- roots ----------------------------------------------------------------------------------------
@@ -662,6 +707,23 @@ class McpRequests:
         self.workspace = workspace
         for listener in tuple(self._roots_listeners):
             listener()
+
+
+AnswerT = TypeVar("AnswerT")
+
+
+def _answer_of(answer: Any, kind: type[AnswerT], refusal: Callable[[str | None], AnswerT]) -> AnswerT | None:
+    """``answer`` when it is a ``kind``; None when the wait ended unanswered (timed out, withdrawn); any
+    other answer (an approver's refusal, or an answer of another kind) is ``refusal(reason)``."""
+    if isinstance(answer, kind):
+        return answer
+    approves = getattr(answer, "approves", None)
+    if not isinstance(approves, bool):
+        return None
+    reason = (
+        getattr(answer, "reason", None) if not approves else f"an answer of no use ({type(answer).__name__})"
+    )
+    return refusal(reason if isinstance(reason, str) else None)
 
 
 def _sampling_request(

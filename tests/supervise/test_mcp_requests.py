@@ -625,3 +625,107 @@ def test_v10_the_words_that_say_secret_and_those_that_do_not() -> None:
     assert kept({}, name="userPassword") == "<redacted>"
     for said in ("Shipping address", "Your opinion", "Colour", "Do not give us your pin"):
         assert kept({"title": said, "description": said}) == "value", said
+
+
+# -- V-08: a library approver answers sampling and elicitation, on the record as itself -----------------
+
+
+class HouseRules:
+    """A library approver that answers server requests and tool calls, by name."""
+
+    name = "house-rules"
+    request_kinds = frozenset({"tool_call", "sampling", "sampling_result", "elicitation"})
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def decide(self, request: Any) -> Any:
+        self.asked.append(request.kind)
+        if isinstance(request, SamplingRequest):
+            return SamplingAnswer(approves=True)
+        if isinstance(request, SamplingResultReview):
+            return SamplingResultAnswer(approves=True, text="Approved by the house rules.")
+        assert isinstance(request, ElicitationRequest)
+        return ElicitationAnswer(action="accept", content={"name": "Ada", "check": True})
+
+
+async def test_v08_a_library_approver_answers_sampling_and_elicitation_and_is_named_on_the_record(
+    tmp_path: Path, journal: RunJournal
+) -> None:
+    approver = HouseRules()
+    model = create_scripted_provider([{"content": "Paris is the capital."}], name="scripted-model")
+    handler = McpRequests(inbox=Inbox(approver), workspace=tmp_path, provider=model, recorder=journal)
+    assert handler.unattended
+    async with open_mcp_servers(everything(), log_dir=tmp_path / "logs", client_requests=handler) as registry:
+        await until_listed(registry, tmp_path)
+        sampled = await call(registry, tmp_path, "trigger-sampling-request", prompt="capital?")
+        elicited = await call(registry, tmp_path, "trigger-elicitation-request")
+    assert "Approved by the house rules." in text_of(sampled)
+    assert "User provided the requested information" in text_of(elicited) and "Ada" in text_of(elicited)
+    assert approver.asked == ["sampling", "sampling_result", "elicitation"]
+    assert [(d["request"], d["decision"], d["by"], d.get("approver")) for d in decisions(journal)] == [
+        ("sampling", "approve", "approver", "house-rules"),
+        ("sampling_result", "edit", "approver", "house-rules"),
+        ("elicitation", "accept", "approver", "house-rules"),
+    ]
+
+
+class NamelessRefuser:
+    """An approver that answers every kind (no ``request_kinds``) and no name: it refuses with a reason."""
+
+    async def decide(self, request: Any) -> Any:
+        if isinstance(request, ElicitationRequest):
+            return ElicitationAnswer(action="decline")
+        return SamplingAnswer(approves=False, reason="no sampling here")
+
+
+async def test_v08_an_approver_that_refuses_is_named_by_its_class_and_one_that_answers_no_kind_is_not_asked(
+    tmp_path: Path, journal: RunJournal
+) -> None:
+    model = create_scripted_provider([{"content": "Paris."}], name="scripted-model")
+    handler = McpRequests(
+        inbox=Inbox(NamelessRefuser()), workspace=tmp_path, provider=model, recorder=journal
+    )
+    with pytest.raises(McpError, match="the approver rejected the sampling request"):
+        await handler.create_message("srv", ASKED)
+    assert await handler.elicit("srv", {"message": "name?", "requestedSchema": {"type": "object"}}) == {
+        "action": "decline"
+    }
+    tools_only = McpRequests(inbox=Inbox(StaticApprover("allow")), workspace=tmp_path, recorder=journal)
+    with pytest.raises(McpError, match="not allowed without a person"):
+        await tools_only.create_message("srv", ASKED)
+    assert [
+        (d["request"], d["decision"], d["by"], d.get("approver"), d.get("reason")) for d in decisions(journal)
+    ] == [
+        ("sampling", "reject", "approver", "NamelessRefuser", "no sampling here"),
+        ("elicitation", "decline", "approver", "NamelessRefuser", None),
+        ("sampling", "deny", "policy", None, None),
+    ]
+
+
+class RequestsOnly:
+    """An approver that approves sampling requests and reviews no results."""
+
+    name = "requests-only"
+    request_kinds = frozenset({"sampling"})
+
+    async def decide(self, request: Any) -> Any:
+        assert isinstance(request, SamplingRequest)
+        return SamplingAnswer(approves=True)
+
+
+async def test_v08_an_approver_that_reviews_no_results_lets_the_answer_through_on_the_record(
+    tmp_path: Path, journal: RunJournal
+) -> None:
+    model = create_scripted_provider([{"content": "Paris."}], name="scripted-model")
+    handler = McpRequests(inbox=Inbox(RequestsOnly()), workspace=tmp_path, provider=model, recorder=journal)
+    result = await handler.create_message("srv", ASKED)
+    assert result["content"] == {"type": "text", "text": "Paris."}
+    asked, answered = decisions(journal)
+    assert (asked["decision"], asked["by"], asked["approver"]) == ("approve", "approver", "requests-only")
+    assert (answered["request"], answered["by"], answered["approver"], answered["reviewed"]) == (
+        "sampling_result",
+        "approver",
+        "requests-only",
+        False,
+    )
