@@ -67,6 +67,10 @@ description often names it only to warn against it ("do not give us your pin")."
 
 KEPT_BYTES = 1024
 """How much of a refused request's params (JSON, UTF-8) the record keeps beside their digest."""
+RECORDED_REFUSALS = 32
+"""How many refusals by bounds of one server the record keeps one by one; past them, one line per
+:data:`REFUSALS_PER_LINE` says how many there were, so an endless flood cannot fill the disk."""
+REFUSALS_PER_LINE = 1000
 
 _STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "max_tokens": "maxTokens"}
 
@@ -483,9 +487,12 @@ class McpRequests:
     def _refuse(self, server: str, request: str, params: Mapping[str, Any], bound: Bound, why: str) -> None:
         count = self._refused[server] = self._refused.get(server, 0) + 1
         try:
-            self._record(
-                server, request, "refused", "limit", bound=bound, reason=why, **params_digest(params)
-            )
+            if count <= RECORDED_REFUSALS:
+                self._record(
+                    server, request, "refused", "limit", bound=bound, reason=why, **params_digest(params)
+                )
+            elif count % REFUSALS_PER_LINE == 0:
+                self._record(server, request, "refused", "limit", bound=bound, reason=why, refused=count)
         finally:
             for listener in tuple(self._refused_listeners):
                 listener(server, count)

@@ -19,7 +19,7 @@ from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.supervise.modes import Mode
 from ditto_tui.supervise.modes import describe as describe_mode
 from ditto_tui.tui.approvals import ApprovalDesk
-from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RunBridge, RunSpec
+from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RequestsRefused, RunBridge, RunSpec
 from ditto_tui.tui.faults import FaultLog, Guarded
 from ditto_tui.tui.heap import IdleCollector
 from ditto_tui.tui.keys import KeyGuard
@@ -190,6 +190,15 @@ class DittoApp(Guarded, App[None]):
         self.desk.request_queued()
         self.notifier.request_arrived(request_summary(message.request))
         self.refresh_bindings()
+
+    def on_requests_refused(self, message: RequestsRefused) -> None:
+        """Say that a server's requests are being refused by its bounds, with the count so far."""
+        noun = "request" if message.count == 1 else "requests"
+        line = visible(
+            f"MCP server {message.server}: {message.count:,} {noun} refused by its bounds (pending, rate or "
+            "size); the journal keeps each one's size and digest"
+        )
+        self.notify(line, title="Requests refused", severity="warning", markup=False, timeout=8)
 
     def on_events_arrived(self, message: EventsArrived) -> None:
         """Close an approval view whose request ended elsewhere; hold off full collections."""

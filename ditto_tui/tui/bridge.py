@@ -51,6 +51,21 @@ class ApprovalQueued(Message):
         self.request = request
 
 
+class RequestsRefused(Message):
+    """A server's requests were refused by its bounds (pending, rate, size): ``count`` so far."""
+
+    def __init__(self, server: str, count: int) -> None:
+        super().__init__()
+        self.server, self.count = server, count
+
+
+def told_refusals(count: int) -> bool:
+    """Whether the person is told of a server's ``count``-th refusal: the first, then 10, 100, 1,000…"""
+    while count >= 10 and count % 10 == 0:
+        count //= 10
+    return count == 1
+
+
 class EventPump:
     """A runtime subscriber that coalesces events: at most one :class:`EventsArrived` per frame.
 
@@ -175,12 +190,14 @@ class RunBridge:
                     session.runtime.breakpoints.add(pattern)
                 unsubscribe = session.runtime.subscribe(self.pump)
                 unwatch = session.runtime.subscribe(self._watch)
+                unrefused = session.client_requests.on_refused(self._refused)
                 try:
                     opened.set_result(session.runtime)
                     await self._closing.wait()
                 finally:
                     unsubscribe()
                     unwatch()
+                    unrefused()
                     self.pump.flush()
         except Exception as exc:
             if not opened.done():
@@ -208,6 +225,12 @@ class RunBridge:
         if isinstance(program.plan, Graph):
             return await runtime.run(program.plan, given)
         return await runtime.loop(program.plan, given)
+
+    def _refused(self, server: str, count: int) -> None:
+        """Tell the app of a server's first refusal by its bounds, then of every tenfold count."""
+        target = self.approver.target
+        if target is not None and told_refusals(count):
+            target.post_message(RequestsRefused(server, count))
 
     def _watch(self, event: ExecutionEvent) -> None:
         """Note the id of each run :meth:`run` starts."""
