@@ -35,12 +35,12 @@ class StateDirError(DittoError):
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The user config directory: the user's ``ditto.yaml``, the trust store, grants and OAuth tokens."""
+    """The user config directory: the user's ``ditto.yaml`` and OAuth tokens."""
     return _base(env, "config", "XDG_CONFIG_HOME", ".config")
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The user state directory: journals and logs, per workspace."""
+    """The user state directory: the state database (trust, grants) and, per workspace, journals and logs."""
     return _base(env, "state", "XDG_STATE_HOME", ".local/state")
 
 
