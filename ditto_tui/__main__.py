@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from ditto_tui.supervise import ApprovalPolicy, JournalRead, read_journal
 from ditto_tui.supervise.journal import list_runs
 from ditto_tui.supervise.lint import lint_report
 from ditto_tui.supervise.modes import MODES, Mode
-from ditto_tui.trust import is_trusted, rewriting
+from ditto_tui.trust import rewriting, trust_state
 from ditto_tui.workspace import CONFIG_NAME, default_graph, resolve_config, untrusted_notice, user_config_file
 
 GRAPH_ERRORS_LOG = "graph-errors.log"
@@ -323,14 +324,17 @@ def _policy_lint(args: argparse.Namespace, workspace: Path) -> int:
     return code
 
 
-def _notice(args: argparse.Namespace, workspace: Path) -> None:
-    """Tell the user, in one line, which files of an untrusted workspace were passed over."""
+def _notice(args: argparse.Namespace, workspace: Path) -> tuple[str, ...]:
+    """Tell the user, in one line on stderr, which files of the workspace were passed over (untrusted, or
+    changed since trusted); the line, for the app to show too (stderr is behind its screen)."""
     uses_graph = args.command in (None, "run")
     notice = untrusted_notice(
         workspace, config_given=args.config is not None, graph_given=not uses_graph or args.command == "run"
     )
-    if notice is not None:
-        say(f"ditto-tui: {notice}")
+    if notice is None:
+        return ()
+    say(f"ditto-tui: {notice}")
+    return (notice,)
 
 
 def _open_app(
@@ -342,11 +346,12 @@ def _open_app(
     ask_task: bool = False,
     mode: Mode = "ask",
     breakpoints: Sequence[str] = (),
+    notices: Sequence[str] = (),
 ) -> int:
     """Run the Textual app until the user quits (imported here: headless runs never load Textual).
 
     ``ask_task``: the prompt box asks for the agent's task before the run starts; ``breakpoints``
-    (``--break``) pause the runs before the nodes they match."""
+    (``--break``) pause the runs before the nodes they match; ``notices`` are shown when it opens."""
     from ditto_tui.tui import DittoApp, RunSpec
 
     spec = RunSpec(
@@ -357,6 +362,7 @@ def _open_app(
         ask_task=ask_task,
         mode=mode,
         breakpoints=tuple(breakpoints),
+        notices=tuple(notices),
     )
     app = DittoApp(spec)
     app.run()
@@ -391,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _mcp_import(args, workspace)
         if args.command == "grants":
             return grants_cli.grants_command(args, workspace)
-        _notice(args, workspace)
+        notices = _notice(args, workspace)
         if args.command == "policy" and args.policy_command == "lint":
             return _policy_lint(args, workspace)
         if args.command in runs_cli.COMMANDS:
@@ -402,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _command_name(args) == "mcp login":
             return _mcp_login_command(args.server, config, workspace, browser=not args.no_browser)
         if args.command == "mcp":
-            return _open_app(config, workspace, None)
+            return _open_app(config, workspace, None, notices=notices)
         graph_file = Path(args.graph) if args.command == "run" else default_graph(workspace)
         program = with_input(load_program(graph_file, config, workspace), args.task, args.input)
     except GraphLoadError as exc:
@@ -415,7 +421,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.headless:
         ask = args.task is None and args.input is None and agent_task(program) is not None
         return _open_app(
-            config, workspace, program, journal, ask_task=ask, mode=args.mode, breakpoints=args.breakpoints
+            config,
+            workspace,
+            program,
+            journal,
+            ask_task=ask,
+            mode=args.mode,
+            breakpoints=args.breakpoints,
+            notices=notices,
         )
     headless = run_headless(
         program,
@@ -470,8 +483,16 @@ def _import_target(args: argparse.Namespace, workspace: Path) -> tuple[Path, str
     """Where ``mcp import`` writes, and why there (API.md section 9's order, without the defaults)."""
     if args.config is not None:
         return Path(args.config), "--config"
-    if is_trusted(workspace):
+    state = trust_state(workspace)
+    if state.uses(CONFIG_NAME):
         return workspace / CONFIG_NAME, "the trusted workspace's config"
+    if state.trusted and (workspace / CONFIG_NAME).is_file():  # neither file would be the one used
+        folder = shlex.quote(str(workspace))
+        raise ValidationError(
+            f"{workspace / CONFIG_NAME} changed since the folder was trusted, so runs do not use it: "
+            f"`ditto-tui trust --show {folder}` shows the change and `ditto-tui trust {folder}` trusts "
+            "it as it is; or name the file to add to with --config"
+        )
     return user_config_file(), "your own config; the workspace is not trusted"
 
 
@@ -519,6 +540,9 @@ async def _mcp_login(server: str, config: RuntimeConfig, workspace: Path, *, bro
     if entry is None or entry.url is None:
         why = "is not in the config (mcp.servers)" if entry is None else "is not an HTTP server"
         say(f"ditto-tui: MCP server {server!r} {why}; only HTTP servers sign in")
+        return 1
+    if unset := config.unset_variables(server):
+        say(f"ditto-tui: MCP server {server!r} reads {', '.join(unset)}, not set: set it to sign in")
         return 1
     asked: list[str] = []
 

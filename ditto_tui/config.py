@@ -584,6 +584,12 @@ class RuntimeConfig(ConfigModel):
 
     _substituted: frozenset[str] = PrivateAttr(default=frozenset())
     _templates: dict[str, str] = PrivateAttr(default_factory=dict)
+    _unset: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
+
+    def unset_variables(self, server: str) -> tuple[str, ...]:
+        """The environment variables that ``server``'s entry reads and that are not set (it is not in
+        ``sandbox.mcp``, so they need not be yet: it cannot start until they are)."""
+        return self._unset.get(server, ())
 
     def secret_values(self) -> tuple[str, ...]:
         """Configured values to redact from public errors: API keys, MCP header values, MCP environment
@@ -609,6 +615,7 @@ class RuntimeConfig(ConfigModel):
     def _remember(self, substitution: _Substitution) -> RuntimeConfig:
         self._substituted = frozenset(substitution.values)
         self._templates = dict(substitution.templates)
+        self._unset = {server: tuple(sorted(names)) for server, names in substitution.unset.items()}
         for server in self.mcp.servers.values():
             server._templates = self._templates
         return self
@@ -772,7 +779,8 @@ def _validate(
         raise ConfigError(
             _where(source, None) + f"the top level must be a mapping of sections, not {_kind(data)}"
         )
-    substitution = _Substitution(env, os.path.realpath(workspace if workspace is not None else "."))
+    root = os.path.realpath(workspace if workspace is not None else ".")
+    substitution = _Substitution(env, root, _idle_servers(data))
     try:
         substituted = substitution.run(data)
     except ConfigError as exc:  # too many values: no key to name
@@ -862,9 +870,12 @@ class _Substitution:
     (``templates``: result → text as written), so that a screen can show the template instead.
     """
 
-    def __init__(self, env: Mapping[str, str], workspace: str) -> None:
+    def __init__(self, env: Mapping[str, str], workspace: str, idle: frozenset[str] = frozenset()) -> None:
         self._env = env
         self._workspace = workspace
+        self._idle = idle
+        self.unset: dict[str, set[str]] = {}
+        """The variables not set in the entries of ``idle`` servers (not in ``sandbox.mcp``), by server."""
         self.problems: list[_Problem] = []
         self._nodes = 0
         self.values: set[str] = set()
@@ -908,6 +919,9 @@ class _Substitution:
             self.problems.append(_Problem(loc, "unterminated '${' (write '$${' for a literal '${')"))
         elif not _VARIABLE_NAME.fullmatch(name):
             self.problems.append(_Problem(loc, f"invalid variable name {match.group(1)!r} in '${{…}}'"))
+        elif name not in self._env and (server := self._idle_server(loc)) is not None:
+            self.unset.setdefault(server, set()).add(name)  # it cannot start: kept as written
+            return match.group()
         elif name not in self._env:
             self.problems.append(_Problem(loc, f"environment variable {name!r} is not set"))
         else:
@@ -915,6 +929,29 @@ class _Substitution:
             self.values.add(self._env[name])
             return self._env[name]
         return ""
+
+    def _idle_server(self, loc: Loc) -> str | None:
+        """The idle server whose entry ``loc`` is in, if it is in one."""
+        if loc[:2] == ("mcp", "servers") and len(loc) > 2 and loc[2] in self._idle:
+            return str(loc[2])
+        if loc[:1] == (MCP_SERVERS_KEY,) and len(loc) > 1 and loc[1] in self._idle:
+            return str(loc[1])
+        return None
+
+
+def _idle_servers(data: Mapping[Any, Any]) -> frozenset[str]:
+    """The servers ``data`` defines that its ``sandbox.mcp`` does not list: they cannot start, so a
+    variable their entries read need not be set until they are listed."""
+    sandbox = data.get("sandbox")
+    listed = sandbox.get("mcp") if isinstance(sandbox, Mapping) else None
+    if listed is not None and not (isinstance(listed, list) and all(isinstance(n, str) for n in listed)):
+        return frozenset()  # a malformed list: validation says so; every variable counts meanwhile
+    mcp = data.get("mcp")
+    entries = [mcp.get("servers") if isinstance(mcp, Mapping) else None, data.get(MCP_SERVERS_KEY)]
+    names = {
+        name for entry in entries if isinstance(entry, Mapping) for name in entry if isinstance(name, str)
+    }
+    return frozenset(names - set(listed or ()))
 
 
 def _step(key: object) -> int | str:

@@ -106,7 +106,10 @@ def describe(plan: ImportPlan) -> list[str]:
         lines.append(f"The values the source writes are not copied; the config refers to them as {refs}.")
     if plan.variables:
         needed = ", ".join(f"{item.name} ({', '.join(item.where)})" for item in plan.variables)
-        lines.append(f"Set these before the next run: {needed}.")
+        lines.append(
+            "Set these in the environment ditto-tui runs in (a server reading one starts only once it is "
+            f"set): {needed}."
+        )
     return lines
 
 

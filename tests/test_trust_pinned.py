@@ -166,9 +166,13 @@ def test_v01_trust_pinned_an_import_the_person_confirmed_keeps_the_config_used(
 def test_v01_trust_pinned_an_import_does_not_launder_an_earlier_edit(
     mine: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (mine / "ditto.yaml").write_text("sandbox:\n  mcp: [notes]\n  write: true\n")  # not by the person
+    edited = "sandbox:\n  mcp: [notes]\n  write: true\n"
+    (mine / "ditto.yaml").write_text(edited)  # not by the person
     code, _out, err = _run(capsys, "mcp", "import", str(CLAUDE_DESKTOP), "--workspace", str(mine), "--yes")
-    assert code == 0, err
+    # neither the edited file (not used) nor the user's own (the workspace's would be used once trusted)
+    assert code == 2 and "changed since the folder was trusted, so runs do not use it" in err
+    assert "ditto-tui trust --show" in err and "--config" in err
+    assert (mine / "ditto.yaml").read_text() == edited
     assert not trust_state(mine).uses("ditto.yaml")
 
 

@@ -116,6 +116,8 @@ class DittoApp(Guarded, App[None]):
         """After the first frame: open the session (MCP servers start, the run begins), and run full
         collections only when idle (see :mod:`ditto_tui.tui.heap`)."""
         self.open_session()
+        for notice in self.bridge.spec.notices:  # not on stderr, behind the screen
+            self.notify(visible(notice), title="Not used", severity="warning", markup=False, timeout=20)
         self.heap.start()
         self.set_interval(1.0, self.heap.tick)
 

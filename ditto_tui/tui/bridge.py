@@ -126,7 +126,8 @@ class RunSpec:
     ``journal``: whether runs are journaled (``--no-journal`` turns it off); ``ask_task``: the Run screen
     asks for the agent's task in its prompt box before the first run; ``mode``: the session's mode at
     the start (``--mode``); ``breakpoints``: node globs to pause before from the first run on
-    (``--break``), as if ``b`` had set them.
+    (``--break``), as if ``b`` had set them; ``notices``: lines the person must see when the app opens
+    (which of the workspace's files were passed over, and why), shown as warnings.
     """
 
     config: RuntimeConfig
@@ -136,6 +137,7 @@ class RunSpec:
     ask_task: bool = False
     mode: Mode = "ask"
     breakpoints: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
 
 
 class RunBridge:

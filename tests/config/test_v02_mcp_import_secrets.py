@@ -19,8 +19,8 @@ from ditto_tui.workspace import resolve_config
 GITHUB_SECRET = "ghp_abc123DEF456ghi789JKL012mno345PQR678"
 BEARER_SECRET = "sk-live-0123456789abcdefSECRET"
 SET_THESE = (
-    "Set these before the next run: GITHUB_TOKEN (github env), REMOTE_AUTHORIZATION (remote header "
-    "Authorization)."
+    "Set these in the environment ditto-tui runs in (a server reading one starts only once it is set): "
+    "GITHUB_TOKEN (github env), REMOTE_AUTHORIZATION (remote header Authorization)."
 )
 
 
@@ -82,6 +82,7 @@ def test_v02_the_imported_config_reads_the_values_from_the_environment(
 ) -> None:
     target = tmp_path / "ditto.yaml"
     assert _import(capsys, str(_claude_desktop(tmp_path)), "--config", str(target), "--yes")[0] == 0
+    target.write_text(f"sandbox:\n  mcp: [github, remote]\n{target.read_text()}", encoding="utf-8")
     with pytest.raises(ConfigError, match="environment variable 'GITHUB_TOKEN' is not set"):
         load_runtime_config_file(target, {"REMOTE_AUTHORIZATION": "x"})
     monkeypatch.setenv("GITHUB_TOKEN", GITHUB_SECRET)
@@ -102,8 +103,8 @@ def test_v02_a_value_that_already_is_a_reference_is_kept_as_written(
     text = target.read_text(encoding="utf-8")
     assert "${NOTES_TOKEN}" in text and "Bearer ${REMOTE_TOKEN}" in text
     assert (
-        "Set these before the next run: NOTES_TOKEN (notes env), REMOTE_TOKEN (remote header Authorization)."
-        in out
+        "Set these in the environment ditto-tui runs in (a server reading one starts only once it is set): "
+        "NOTES_TOKEN (notes env), REMOTE_TOKEN (remote header Authorization)." in out
     )
     assert "not copied" not in out
 
@@ -146,3 +147,30 @@ def test_v02_a_name_a_template_already_reads_is_not_reused_for_a_literal() -> No
         }
     )
     assert servers["a"]["env"] == {"TOKEN": "${TOKEN}"} and servers["b"]["env"] == {"TOKEN": "${B_TOKEN}"}
+
+
+def test_v02_an_imported_server_not_yet_listed_does_not_stop_the_next_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "ditto.yaml"
+    target.write_text("sandbox:\n  read: true\n", encoding="utf-8")
+    code, _out = _import(capsys, str(_claude_desktop(tmp_path)), "--config", str(target), "--yes")
+    assert code == 0
+    config = load_runtime_config_file(target, {})  # neither variable is set: the servers cannot start
+    assert config.unset_variables("github") == ("GITHUB_TOKEN",)
+    assert config.unset_variables("remote") == ("REMOTE_AUTHORIZATION",)
+    assert config.mcp.servers["github"].env == {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}
+    code, out = _sign_in(capsys, "remote", "--config", str(target))
+    assert code == 1 and "reads REMOTE_AUTHORIZATION, not set" in out
+    listed = target.read_text(encoding="utf-8").replace("read: true", "read: true\n  mcp: [github]")
+    target.write_text(listed, encoding="utf-8")
+    with pytest.raises(ConfigError, match="environment variable 'GITHUB_TOKEN' is not set"):
+        load_runtime_config_file(target, {})
+    assert load_runtime_config_file(target, {"GITHUB_TOKEN": GITHUB_SECRET}).unset_variables("github") == ()
+
+
+def _sign_in(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(["mcp", "login", *argv, "--no-browser"])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
