@@ -22,7 +22,12 @@ def test_v01_the_app_is_given_the_line_naming_the_changed_config(
     trust(tmp_path)
     (tmp_path / "ditto.yaml").write_text("sandbox:\n  read: true\n  write: true\n", encoding="utf-8")
     opened: list[dict[str, Any]] = []
-    monkeypatch.setattr(cli, "_open_app", lambda *args, **kwargs: opened.append(kwargs) or 0)
+
+    def open_app(*_args: Any, **kwargs: Any) -> int:
+        opened.append(kwargs)
+        return 0
+
+    monkeypatch.setattr(cli, "_open_app", open_app)
     assert cli.main(["--workspace", str(tmp_path)]) == 0
     (notice,) = opened[0]["notices"]
     assert "not using ditto.yaml" in notice and "changed since the folder was trusted" in notice
