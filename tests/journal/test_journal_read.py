@@ -83,6 +83,8 @@ async def test_runs_are_found_by_id_prefix_or_path_and_listed(tmp_path: Path) ->
     assert find_journal(first.stem[:-2], root) == first
     with pytest.raises(JournalError, match="names 2 runs"):
         find_journal("run-", root)
+    short = first.stem.rpartition("-")[2]  # as the app's runs list and `grants` show it
+    assert find_journal(short, root) == first and find_journal(short[:5], root) == first
     summaries = list_runs(root)
     assert [summary.outcome for summary in summaries] == ["succeeded", "succeeded"]
     assert [dict(summary.approvals) for summary in summaries] == [{"approve": 6}, {"deny": 6}]

@@ -178,7 +178,8 @@ def runs_directory(workspace: str | os.PathLike[str]) -> Path:
 
 
 def find_journal(run: str, workspace: str | os.PathLike[str]) -> Path:
-    """The journal named by ``run``: a path to a ``.jsonl`` file, a run id, or a unique prefix of one."""
+    """The journal named by ``run``: a path to a ``.jsonl`` file, a run id, a unique prefix of one, or
+    the short id the app and ``grants`` show (the part after the id's last ``-``, or its start)."""
     given = Path(run)
     if given.suffix == ".jsonl" and given.is_file():
         return given
@@ -188,6 +189,8 @@ def find_journal(run: str, workspace: str | os.PathLike[str]) -> Path:
         return exact
     matches = sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
     found = [path for path in matches if run and path.stem.startswith(run)]
+    if not found and run and "-" not in run:
+        found = [path for path in matches if path.stem.rpartition("-")[2].startswith(run)]
     if len(found) == 1:
         return found[0]
     if len(found) > 1:
