@@ -158,7 +158,7 @@ async def test_an_overwrite_shows_its_diff_above_the_arguments() -> None:
     async with app.run_test(size=SMALL) as pilot:
         view = await opened(pilot)
         assert view.diff_view.region.y < view.arguments_view.region.y
-        assert str(view.diff_view.visual).startswith("Diff against the current notes/todo.md")
+        assert view.diff_text.startswith("Diff against the current notes/todo.md")
 
 
 async def test_a_new_file_shows_its_arguments_first() -> None:
@@ -166,7 +166,7 @@ async def test_a_new_file_shows_its_arguments_first() -> None:
     async with app.run_test(size=SMALL) as pilot:
         view = await opened(pilot)
         assert view.arguments_view.region.y < view.diff_view.region.y
-        assert "does not exist yet: the whole file is new" in str(view.diff_view.visual)
+        assert "does not exist yet: the whole file is new" in view.diff_text
 
 
 @pytest.mark.parametrize(

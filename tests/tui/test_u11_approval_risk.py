@@ -150,7 +150,7 @@ async def test_u11_mcp_write_diff(tmp_path: Path) -> None:
 
         # The legitimate path: the diff against the note as it is now, then the write.
         view = await _ask(pilot, screen, "demo", "write_note", name="welcome", text="Replaced.\n")
-        shown = str(view.diff_view.render())
+        shown = view.diff_text
         assert "Diff against the current notes/welcome.md (the file this call most likely writes" in shown
         assert f"-{first_line}" in shown and "+Replaced." in shown
         await pilot.press("a")

@@ -121,6 +121,8 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         self.request = request
         self.backend = backend
         self.edited: dict[str, Any] | None = None
+        self.diff_text = ""
+        """The diff shown, as plain text, one diff line per line (empty when the call writes no file)."""
 
     # -- layout -----------------------------------------------------------------------------------------
 
@@ -299,6 +301,7 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         write = self._file_write(arguments)
         self.diff_view.display = write is not None
         diff = None if write is None else write_diff(write, self.backend.read_text)
+        self.diff_text = "" if diff is None else diff.plain
         if diff is not None:
             self.diff_view.update(diff)
         self._put_diff_first(diff is not None and diff.plain.startswith(OVERWRITE_HEADING))

@@ -7,6 +7,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.text import Text
 
 from ditto_tui.errors import DittoError
@@ -15,6 +18,46 @@ from ditto_tui.tui.text import render_untrusted
 from ditto_tui.tui.widgets.inline import one_line
 
 _LINE_STYLES = {"+": "green", "-": "red", "@": "cyan"}
+_SIGNS = ("+", "-", " ", "@")
+CONTINUED = "↪"
+"""Marks, after the line's own sign, a screen line that continues a diff line too long for the width."""
+
+
+class DiffText:
+    """A heading and diff lines; a line wider than the screen continues on lines that repeat its sign
+    and then :data:`CONTINUED`, so a wrapped part is never taken for a line of its own (or unchanged).
+
+    ``plain`` is the text as one string, one diff line per line, as a :class:`~rich.text.Text` has it.
+    """
+
+    def __init__(self, heading: Text, lines: list[Text] | None = None) -> None:
+        self.heading = heading
+        self.lines = lines or []
+
+    @property
+    def plain(self) -> str:
+        return "\n".join([self.heading.plain, *(line.plain for line in self.lines)])
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(options.max_width, 4)
+        rows = list(self.heading.wrap(console, width))
+        for line in self.lines:
+            if line.cell_len <= width:
+                rows.append(line)
+                continue
+            sign = line[:1] if line.plain[:1] in _SIGNS else Text()
+            parts = _chop(line[len(sign) :], width - len(sign) - 1)
+            rows += [
+                Text.assemble(sign, (CONTINUED, "dim") if index else "", part)
+                for index, part in enumerate(parts)
+            ]
+        yield Text("\n").join(rows)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = max((line.cell_len for line in [self.heading, *self.lines]), default=1)
+        return Measurement(min(4, widest), widest)
+
+
 _TEXT_FIELDS = ("text", "content")
 _PATH_FIELDS = ("path", "file", "filename", "file_path", "name")
 
@@ -32,6 +75,19 @@ class FileWrite:
     text: str
     targets: tuple[str, ...] = ()
     guessed: bool = False
+
+
+def _chop(text: Text, width: int) -> list[Text]:
+    """``text`` cut into pieces at most ``width`` cells wide, every character kept (a wrap by words
+    would drop the spaces where it breaks, and a diff must show them)."""
+    offsets, used = [], 0
+    for index, character in enumerate(text.plain):
+        cells = cell_len(character)
+        if used + cells > width and used:
+            offsets.append(index)
+            used = 0
+        used += cells
+    return list(text.divide(offsets))
 
 
 def file_write(effects: tuple[str, ...], arguments: Mapping[str, Any]) -> FileWrite | None:
@@ -60,7 +116,7 @@ def _first_string(arguments: Mapping[str, Any], names: tuple[str, ...]) -> str |
     return next((arguments[name] for name in names if isinstance(arguments.get(name), str)), None)
 
 
-def write_diff(write: FileWrite, read_text: Callable[[str], str]) -> Text:
+def write_diff(write: FileWrite, read_text: Callable[[str], str]) -> Text | DiffText:
     """The unified diff from the current file to the new text; the current file is the first of
     ``write.targets`` that exists (read with ``read_text``, the sandbox's own path rules), else empty.
 
@@ -98,7 +154,8 @@ def _current(targets: tuple[str, ...], read_text: Callable[[str], str]) -> tuple
     return targets[0], None
 
 
-def _diff_lines(out: Text, target: str, current: str, new: str) -> Text:
+def _diff_lines(heading: Text, target: str, current: str, new: str) -> DiffText:
+    out = DiffText(heading)
     lines = list(
         difflib.unified_diff(
             current.splitlines(keepends=True),
@@ -108,13 +165,13 @@ def _diff_lines(out: Text, target: str, current: str, new: str) -> Text:
         )
     )
     if not lines:
-        out.append("\nNo change: the file already has exactly this text.")
+        out.lines.append(Text("No change: the file already has exactly this text."))
     for line in lines:
         body = line[:-1] if line.endswith("\n") else line
-        out.append("\n")
-        out.append_text(one_line(body, style=_LINE_STYLES.get(body[:1], "")))
+        shown = one_line(body, style=_LINE_STYLES.get(body[:1], ""))
         if not line.endswith("\n") and not line.startswith(("---", "+++", "@@")):
-            out.append(" (no newline at end)", style="dim italic")
+            shown.append(" (no newline at end)", style="dim italic")
+        out.lines.append(shown)
     return out
 
 
