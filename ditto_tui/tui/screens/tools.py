@@ -422,8 +422,9 @@ class ToolsScreen(Guarded, Screen[None]):
 
     @on(_McpToolsMoved)
     def _relist(self) -> None:
-        if self.mcp_listed:
-            self.list_mcp_tools()
+        """List again, also when the first listing is still under way: it may have read the servers
+        before this one connected (the worker is exclusive, so the newer listing replaces it)."""
+        self.list_mcp_tools()
 
     def on_unmount(self) -> None:
         for stop in self._stop_watching:
