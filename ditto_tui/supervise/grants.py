@@ -161,20 +161,31 @@ _CONTROL_SAMPLES = ("ditto.yaml", "graphs/react_agent.py", ".ditto/state.db", ".
 
 
 def _safe_glob(value: Any) -> str | None:
+    """A glob suggested from one path argument, unless it could cover a control file (compared without
+    case, as the gate compares them): then the exact path, or nothing when that is a control file too.
+    A folder's ``**`` may still cover a repository nested in it; no grant applies to a control file."""
     glob = _path_glob(value)
-    if glob is None or not any(glob_regex(glob).fullmatch(sample) for sample in _CONTROL_SAMPLES):
+    if glob is None or not _controls(glob):
         return glob
     exact = posixpath.normpath(str(value))
-    if (
-        any(char in exact for char in "*?[")
-        or exact in _CONTROL_SAMPLES
-        or exact.startswith(_CONTROL_FOLDERS)
-    ):
+    if any(char in exact for char in "*?[") or _controls(exact):
         return None
     return exact
 
 
-_CONTROL_FOLDERS = ("graphs/", ".ditto/", ".git/")
+def _controls(pattern: str) -> bool:
+    """Whether ``pattern`` (a glob or a path) may name a control file: it matches one of a workspace's
+    top-level ones, or it lies in ``graphs/`` or ``.ditto/`` or in any ``.git`` folder (without case)."""
+    folded = pattern.casefold()
+    parts = folded.split("/")
+    if ".git" in parts:
+        return True
+    if parts[0] in _CONTROL_FOLDERS and parts[:2] != [".ditto", "notes"]:  # the agent's notes are not
+        return True
+    return any(glob_regex(folded).fullmatch(sample) for sample in _CONTROL_SAMPLES)
+
+
+_CONTROL_FOLDERS = ("graphs", ".ditto", ".git")
 
 
 def _path_glob(value: Any) -> str | None:

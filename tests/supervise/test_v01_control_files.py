@@ -225,6 +225,12 @@ def test_v01_the_user_config_and_state_directories_are_control_files(tmp_path: P
         ("graphs/helper.py", None),  # graphs/** is itself a control folder
         (".git/hooks/pre-commit", None),
         ("ditto.yaml", None),
+        ("sub/.git/config", None),  # a nested repository's folder is a control folder too
+        ("a/.git/hooks/pre-commit", None),
+        ("a.YAML", "a.YAML"),  # not *.YAML: the gate compares without case, so it covers DITTO.YAML
+        ("Graphs/x.py", None),
+        (".DITTO/state.db", None),
+        (".ditto/notes/summary.md", ".ditto/notes/**"),  # the packaged agent's notes are not
         ("notes/a/b.md", "notes/a/**"),  # the legitimate generalisation stays
         ("todo.md", "*.md"),
     ],
