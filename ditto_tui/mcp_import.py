@@ -107,8 +107,8 @@ def describe(plan: ImportPlan) -> list[str]:
     if plan.variables:
         needed = ", ".join(f"{item.name} ({', '.join(item.where)})" for item in plan.variables)
         lines.append(
-            "Set these in the environment ditto-tui runs in (a server reading one starts only once it is "
-            f"set): {needed}."
+            "Set these in ditto-tui's environment before sandbox.mcp lists their servers (a run needs every "
+            f"listed server's variables): {needed}."
         )
     return lines
 

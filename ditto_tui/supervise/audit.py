@@ -23,6 +23,7 @@ from ditto_tui.runtime.events import (
 from ditto_tui.supervise.journal import (
     ACT_MCP,
     ACT_TOOL,
+    EVERY_DECISION,
     OBSERVE,
     OUTPUT,
     JournalEntry,
@@ -372,6 +373,11 @@ def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
         return approver
     if record.decision in NO_DECISION:
         return "no one"
+    if header.get("decisions") == EVERY_DECISION:  # no line: no decision was made
+        if record.status is not None and record.status != "success":
+            why = record.error_code or record.error or record.status
+            return f"nothing: the call was refused before the policy was asked ({why})"
+        return "not recorded: the journal has no decision for this call"
     verdict = record.verdict
     if verdict is None:
         policy = recorded_policy(header)

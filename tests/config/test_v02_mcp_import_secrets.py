@@ -19,8 +19,9 @@ from ditto_tui.workspace import resolve_config
 GITHUB_SECRET = "ghp_abc123DEF456ghi789JKL012mno345PQR678"
 BEARER_SECRET = "sk-live-0123456789abcdefSECRET"
 SET_THESE = (
-    "Set these in the environment ditto-tui runs in (a server reading one starts only once it is set): "
-    "GITHUB_TOKEN (github env), REMOTE_AUTHORIZATION (remote header Authorization)."
+    "Set these in ditto-tui's environment before sandbox.mcp lists their servers (a run needs every "
+    "listed server's variables): GITHUB_TOKEN (github env), REMOTE_AUTHORIZATION (remote header "
+    "Authorization)."
 )
 
 
@@ -103,8 +104,9 @@ def test_v02_a_value_that_already_is_a_reference_is_kept_as_written(
     text = target.read_text(encoding="utf-8")
     assert "${NOTES_TOKEN}" in text and "Bearer ${REMOTE_TOKEN}" in text
     assert (
-        "Set these in the environment ditto-tui runs in (a server reading one starts only once it is set): "
-        "NOTES_TOKEN (notes env), REMOTE_TOKEN (remote header Authorization)." in out
+        "Set these in ditto-tui's environment before sandbox.mcp lists their servers (a run needs every "
+        "listed server's variables): NOTES_TOKEN (notes env), REMOTE_TOKEN (remote header "
+        "Authorization)." in out
     )
     assert "not copied" not in out
 

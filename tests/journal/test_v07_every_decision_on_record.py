@@ -83,3 +83,38 @@ def test_v07_rule_allows_layered_denies_and_answers_are_each_on_the_record_befor
     assert "by policy: deny (" in blocks["step-4"] and f"at {user_file}:3" in blocks["step-4"]
     assert "by fixed answer (--approve allow)" in blocks["step-6"]
     assert "not recorded" not in out
+
+
+REFUSED_TURNS = """\
+turns:
+  - actions:
+      - {id: outside-1, name: write_text, arguments: {path: /etc/ditto-outside.txt, text: x}}
+      - {id: inside-1, name: write_text, arguments: {path: notes/inside.md, text: x}}
+  - content: done
+"""
+
+
+def test_v07_a_call_refused_before_any_decision_is_not_given_one_by_audit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    config = (Path(__file__).resolve().parents[2] / "ditto_tui" / "agent" / "ditto.yaml").read_text()
+    scripted = "infer:\n  provider: scripted\n"
+    config = config.replace(scripted, scripted + "  script: t.yaml\n")
+    (root / "ditto.yaml").write_text(config, encoding="utf-8")
+    (root / "t.yaml").write_text(REFUSED_TURNS, encoding="utf-8")
+    argv = ["--workspace", str(root), "--config", str(root / "ditto.yaml"), "--headless"]
+    assert main([*argv, "--approve", "allow", "--task", "write"]) == 0
+    assert (root / "notes" / "inside.md").exists()
+    (path,) = journals(root)
+    header = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    assert header["decisions"] == "every"
+    capsys.readouterr()
+    assert main(["audit", str(path)]) == 0
+    out = capsys.readouterr().out
+    blocks = {block.split()[0]: block for block in out.split("\n\n") if block.split()}
+    outside = blocks["outside-1"]
+    assert "by nothing: the call was refused before the policy was asked (" in outside, outside
+    assert "policy: allow" not in outside and "grant" not in outside
+    assert "by fixed answer (--approve allow)" in blocks["inside-1"]

@@ -3,6 +3,7 @@
 from ditto_tui.supervise.journal._lines import (
     ACT_MCP,
     ACT_TOOL,
+    EVERY_DECISION,
     OBSERVE,
     OUTPUT,
     LineEncoder,
@@ -29,6 +30,7 @@ from ditto_tui.supervise.journal._writer import (
 )
 
 __all__ = [
+    "EVERY_DECISION",
     "ACT_MCP",
     "ACT_TOOL",
     "CLIENT_REQUEST",

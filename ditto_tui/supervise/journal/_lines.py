@@ -12,6 +12,9 @@ from ditto_tui.sanitize import SecretRedactor
 
 JOURNAL_FORMAT = "ditto-tui/run-journal"
 JOURNAL_VERSION = 1
+EVERY_DECISION = "every"
+"""The header's ``decisions``: this journal has a line for every decision, the policy's too (a call with
+none never reached one: it was refused first). Older journals leave the policy's decisions out."""
 HEADER_KIND = "journal"
 """The ``kind`` of a journal's first line: what the run ran under (policy, tools, approver)."""
 

@@ -32,6 +32,7 @@ from ditto_tui.runtime.events import (
 )
 from ditto_tui.sanitize import sanitize_public_message
 from ditto_tui.supervise.journal._lines import (
+    EVERY_DECISION,
     HEADER_KIND,
     INTERACTION_PREFIX,
     JOURNAL_FORMAT,
@@ -341,6 +342,7 @@ class RunJournal:
             plan=event.plan,
             plan_kind=event.plan_kind,
             opened_at=event.at,
+            decisions=EVERY_DECISION,
         )
         if self.mode is not None:
             header["mode"] = self.mode()
