@@ -21,7 +21,14 @@ from ditto_tui.supervise.audit import (
     decided_by,
     policy_check,
 )
-from ditto_tui.supervise.journal import JournalRead, RunSummary, find_journal, list_runs, read_journal
+from ditto_tui.supervise.journal import (
+    JournalRead,
+    RunSummary,
+    find_journal,
+    list_runs,
+    read_journal,
+    unfinished_outcome,
+)
 
 COMMANDS = frozenset({"runs", "replay", "audit", "policy"})
 """The subcommands this module handles."""
@@ -164,6 +171,7 @@ def run_json(summary: RunSummary) -> dict[str, Any]:
         "duration_ms": summary.duration_ms,
         "approvals": dict(summary.approvals),
         "path": str(summary.path),
+        "waiting_on": summary.waiting_on,
     }
 
 
@@ -187,6 +195,14 @@ def print_runs(summaries: list[RunSummary], out: TextIO) -> None:
         for summary in summaries
     ]
     _table([header, *rows], out)
+    for summary in summaries:
+        if summary.outcome == "interrupted":
+            stopped = f" while waiting for {safe(summary.waiting_on)}" if summary.waiting_on else ""
+            print(
+                f"{safe(summary.run_id)} was interrupted{stopped}: its process ended before the run did "
+                "(nothing of it runs any more; run it again to redo it).",
+                file=out,
+            )
 
 
 # -- audit ------------------------------------------------------------------------------------------------
@@ -205,7 +221,7 @@ def print_audit(journal: JournalRead, out: TextIO) -> None:
     """The approval trail as text: one block per call."""
     header = journal.header
     finished = journal.finished
-    outcome = finished.status if finished is not None else "unfinished"
+    outcome = finished.status if finished is not None else unfinished_outcome(header)
     print(
         f"Run {safe(journal.run_id)} · {safe(header.get('program') or header.get('plan') or '')} · "
         f"{when(journal.started.at if journal.started else None)} · {outcome}",
@@ -264,7 +280,7 @@ def audit_json(journal: JournalRead) -> dict[str, Any]:
         "plan": header.get("plan"),
         "approver": header.get("approver"),
         "user": header.get("user"),
-        "outcome": finished.status if finished is not None else "unfinished",
+        "outcome": finished.status if finished is not None else unfinished_outcome(header),
         "truncatedTail": journal.truncated_tail,
         "calls": [_record_json(header, record) for record in call_records(journal)],
     }

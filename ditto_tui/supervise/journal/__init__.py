@@ -17,6 +17,7 @@ from ditto_tui.supervise.journal._read import (
     find_journal,
     list_runs,
     read_journal,
+    unfinished_outcome,
 )
 from ditto_tui.supervise.journal._setup import create_run_journal
 from ditto_tui.supervise.journal._writer import (
@@ -30,6 +31,7 @@ from ditto_tui.supervise.journal._writer import (
 )
 
 __all__ = [
+    "unfinished_outcome",
     "EVERY_DECISION",
     "ACT_MCP",
     "ACT_TOOL",

@@ -16,6 +16,7 @@ from ditto_tui.home import runs_dir
 from ditto_tui.runtime.events import (
     EVENT_TYPES,
     AnyEvent,
+    ApprovalRequested,
     ApprovalResolved,
     CustomEvent,
     ExecutionEvent,
@@ -23,6 +24,7 @@ from ditto_tui.runtime.events import (
     RunStarted,
 )
 from ditto_tui.supervise.journal._lines import HEADER_KIND, LINKS_KEY, OLD_REDACTED_KEY, REDACTED_KEY
+from ditto_tui.supervise.journal._process import writer_alive
 from ditto_tui.supervise.journal._writer import CLIENT_REQUEST, JournalError
 
 MAX_JOURNAL_BYTES = 1 << 30
@@ -213,11 +215,30 @@ class RunSummary:
     approvals: Mapping[str, int]
     follows: str | None = None
     """The run whose conversation this one continues (a follow-up), if any."""
+    waiting_on: str | None = None
+    """For a run without an end: the request it was waiting on where its journal stops."""
 
 
-def _unfinished(header: Mapping[str, Any]) -> str:
-    """A journal with no ``run_finished``: a call made outside any run has none to write (``recorded``)."""
-    return "recorded" if header.get("plan_kind") == "invoke" else "unfinished"
+def unfinished_outcome(header: Mapping[str, Any]) -> str:
+    """The outcome of a journal with no ``run_finished``: ``recorded`` for calls made outside any run
+    (they have none to write), ``running`` while its writer is alive, ``interrupted`` once it is gone
+    (killed or crashed), ``unfinished`` when the journal does not say who writes it."""
+    if header.get("plan_kind") == "invoke":
+        return "recorded"
+    alive = writer_alive(header)
+    return "unfinished" if alive is None else "running" if alive else "interrupted"
+
+
+def waiting_on(journal: JournalRead) -> str | None:
+    """The request a run without an end was waiting on when its journal stops (``write_text (write-1)``),
+    or ``None``: an approval, review or breakpoint asked and never answered."""
+    open_requests: dict[str, str] = {}
+    for event in journal.events:
+        if isinstance(event, ApprovalRequested):
+            open_requests[event.request_id] = f"approval of {event.tool} ({event.call_id})"
+        elif isinstance(event, ApprovalResolved):
+            open_requests.pop(event.request_id, None)
+    return next(reversed(open_requests.values()), None)
 
 
 def summarize(journal: JournalRead) -> RunSummary:
@@ -232,7 +253,8 @@ def summarize(journal: JournalRead) -> RunSummary:
         graph=str(graph),
         started_at=started.at if started is not None else None,
         duration_ms=finished.duration_ms if finished is not None else None,
-        outcome=finished.status if finished is not None else _unfinished(journal.header),
+        outcome=finished.status if finished is not None else unfinished_outcome(journal.header),
+        waiting_on=waiting_on(journal) if finished is None else None,
         approvals=dict(decisions),
         follows=follows if isinstance(follows := journal.header.get("follows"), str) else None,
     )

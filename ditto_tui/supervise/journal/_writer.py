@@ -43,6 +43,7 @@ from ditto_tui.supervise.journal._lines import (
     input_links,
     output_links,
 )
+from ditto_tui.supervise.journal._process import writer_identity
 from ditto_tui.supervise.policy import VERDICT_EVENT
 
 if TYPE_CHECKING:
@@ -343,6 +344,7 @@ class RunJournal:
             plan_kind=event.plan_kind,
             opened_at=event.at,
             decisions=EVERY_DECISION,
+            writer=writer_identity(),
         )
         if self.mode is not None:
             header["mode"] = self.mode()

@@ -1,0 +1,54 @@
+"""Which process writes a journal, so that a reader can tell a run still going from one cut short.
+
+A journal's header names its writer: the process id and, where the system says (Linux ``/proc``), when
+that process started, so that another process given the same id later is not taken for it. A run with
+no ``run_finished`` whose writer is gone was interrupted (the process was killed or crashed): it is
+never shown as running.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+
+def _started(pid: int) -> str | None:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat`` field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            stat = file.read(4096).decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()  # the name, in parentheses, may hold spaces
+    return fields[19] if len(fields) > 19 else None
+
+
+def writer_identity() -> dict[str, Any]:
+    """This process, as a journal header records it."""
+    pid = os.getpid()
+    identity: dict[str, Any] = {"pid": pid}
+    if (started := _started(pid)) is not None:
+        identity["started"] = started
+    return identity
+
+
+def writer_alive(header: Mapping[str, Any]) -> bool | None:
+    """Whether the process that wrote the journal of ``header`` is still running; ``None`` when the
+    header does not say who wrote it (an older journal) or the system cannot tell."""
+    writer = header.get("writer")
+    if not isinstance(writer, Mapping) or not isinstance(pid := writer.get("pid"), int) or pid <= 0:
+        return None
+    started = writer.get("started")
+    if pid == os.getpid():
+        return started is None or started == _started(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        pass  # a process of another user has that id now: not ours, unless its start time says so
+    if not isinstance(started, str):
+        return None
+    now = _started(pid)
+    return None if now is None else now == started
