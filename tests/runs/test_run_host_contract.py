@@ -1,0 +1,176 @@
+"""The RunHost contract (API.md section 11), run against every host built: start, the waiting requests
+of every run, decide, a stale or mismatched decision refused, a timeout, cancel, events history then
+live. Only the embedded host is built so far; a durable one is to pass the same suite."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ditto_tui.errors import ValidationError
+from ditto_tui.runs import DecisionRejected, LocalRunHost, RunHost, open_run_host
+from ditto_tui.runtime import ApprovalResolved, Graph, RunFinished, graph
+from ditto_tui.supervise import ApprovalDecision, QueueApprover
+from ditto_tui.supervise.requests import ApprovalRequest
+from tests.supervise.test_gate import Recorder, act, setup
+
+
+class Hosted:
+    """A host over a runtime whose write tool asks, its requests in an inbox nobody else answers."""
+
+    def __init__(self, host: RunHost, recorder: Recorder) -> None:
+        self.host, self.recorder = host, recorder
+
+    async def waiting(self, count: int = 1) -> list[Any]:
+        for _ in range(1000):
+            pending = await self.host.pending()
+            if len(pending) >= count:
+                return pending
+            await asyncio.sleep(0.005)
+        raise AssertionError(f"{count} request(s) never waited")
+
+    async def finished(self, run_id: str) -> list[Any]:
+        return [event async for event in self.host.events(run_id)]
+
+
+def _writes(*ids: str) -> Graph:
+    plan = graph("writes")
+    for call_id in ids:
+        plan.node(
+            call_id, "INTERACTION.ACT.TOOL", [], lambda _i, _d, c=call_id: act(arguments={"text": c}, id=c)
+        )
+    return plan
+
+
+@pytest.fixture(params=["embedded"])
+async def hosted(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Hosted]:
+    recorder = Recorder()
+    inbox = QueueApprover()
+    runtime, _gate, _events = setup(tmp_path, [recorder.tool], approver=inbox, timeout=None)
+    async with runtime:
+        host = open_run_host(runtime, inbox, {"host": request.param})
+        yield Hosted(host, recorder)
+        assert isinstance(host, LocalRunHost)
+        host.close()
+
+
+async def test_a_started_run_is_listed_with_its_waiting_request_and_a_decision_lets_it_finish(
+    hosted: Hosted,
+) -> None:
+    run_id = await hosted.host.start(_writes("w-1"), None)
+    (waiting,) = await hosted.waiting()
+    assert (waiting.run_id, waiting.kind, waiting.summary) == (
+        run_id,
+        "tool_call",
+        "approve write_note (w-1)",
+    )
+    assert waiting.expires_at is None and isinstance(waiting.request, ApprovalRequest)
+    (summary,) = await hosted.host.runs()
+    assert (summary.run_id, summary.status, summary.pending, summary.graph) == (
+        run_id,
+        "running",
+        1,
+        "writes",
+    )
+    resolution = await hosted.host.decide(
+        waiting.request_id, ApprovalDecision(kind="approve"), decided_by="human"
+    )
+    assert (resolution.run_id, resolution.decision, resolution.decided_by) == (run_id, "approve", "human")
+    events = await hosted.finished(run_id)
+    assert isinstance(events[-1], RunFinished) and events[-1].status == "succeeded"
+    assert [call_id for call_id, _args, _approval in hosted.recorder.executed] == ["w-1"]
+    assert await hosted.host.pending() == [] and (await hosted.host.runs(status="succeeded"))[0].pending == 0
+
+
+async def test_a_stale_or_mismatched_decision_is_refused_and_applies_nothing(hosted: Hosted) -> None:
+    run_id = await hosted.host.start(_writes("w-1"), None)
+    (waiting,) = await hosted.waiting()
+    with pytest.raises(DecisionRejected, match="not pending"):
+        await hosted.host.decide("forged", ApprovalDecision(kind="approve"), decided_by="human")
+    edited = ApprovalDecision(kind="approve", arguments={"text": 5})
+    with pytest.raises(DecisionRejected, match="edited arguments do not fit"):
+        await hosted.host.decide(waiting.request_id, edited, decided_by="human")
+    assert hosted.recorder.executed == [] and len(await hosted.host.pending()) == 1
+    await hosted.host.decide(
+        waiting.request_id, ApprovalDecision(kind="deny", reason="no"), decided_by="human"
+    )
+    with pytest.raises(DecisionRejected, match="no longer pending"):  # answered: a second one is refused
+        await hosted.host.decide(waiting.request_id, ApprovalDecision(kind="approve"), decided_by="human")
+    events = await hosted.finished(run_id)
+    assert isinstance(events[-1], RunFinished) and hosted.recorder.executed == []
+
+
+async def test_the_requests_of_every_run_are_listed_oldest_first(hosted: Hosted) -> None:
+    first = await hosted.host.start(_writes("a-1"), None)
+    await hosted.waiting(1)
+    second = await hosted.host.start(_writes("b-1"), None)
+    pending = await hosted.waiting(2)
+    assert [request.run_id for request in pending] == [first, second]
+    assert pending[0].created_at <= pending[1].created_at
+    for request in pending:
+        await hosted.host.decide(request.request_id, ApprovalDecision(kind="approve"), decided_by="human")
+    for run_id in (first, second):
+        assert (await hosted.finished(run_id))[-1].status == "succeeded"
+
+
+async def test_events_give_the_history_then_the_live_run_and_after_skips_what_was_seen(
+    hosted: Hosted,
+) -> None:
+    run_id = await hosted.host.start(_writes("w-1"), None)
+    (waiting,) = await hosted.waiting()
+    seen: list[Any] = []
+
+    async def follow() -> None:
+        async for event in hosted.host.events(run_id):
+            seen.append(event)
+
+    following = asyncio.ensure_future(follow())
+    await asyncio.sleep(0.05)
+    assert seen and seen[0].kind == "run_started" and not following.done()
+    await hosted.host.decide(waiting.request_id, ApprovalDecision(kind="approve"), decided_by="human")
+    await asyncio.wait_for(following, 10)
+    assert seen[-1].kind == "run_finished" and [e.seq for e in seen] == sorted(e.seq for e in seen)
+    later = [event async for event in hosted.host.events(run_id, after=seen[-2].seq)]
+    assert later == [seen[-1]]
+
+
+async def test_cancel_ends_the_run_cancelled_and_its_request_with_it(hosted: Hosted) -> None:
+    run_id = await hosted.host.start(_writes("w-1"), None)
+    await hosted.waiting()
+    await hosted.host.cancel(run_id, "not needed")
+    events = await hosted.finished(run_id)
+    assert isinstance(events[-1], RunFinished) and events[-1].status == "cancelled"
+    assert await hosted.host.pending() == [] and hosted.recorder.executed == []
+    assert (await hosted.host.runs(status="cancelled"))[0].run_id == run_id
+
+
+async def test_a_timeout_ends_the_request_without_executing(tmp_path: Path) -> None:
+    recorder, inbox = Recorder(), QueueApprover()
+    runtime, _gate, _events = setup(tmp_path, [recorder.tool], approver=inbox, timeout=0.2)
+    async with runtime:
+        host = LocalRunHost(runtime, inbox)
+        run_id = await host.start(_writes("w-1"), None)
+        (waiting,) = await Hosted(host, recorder).waiting()
+        assert waiting.expires_at is not None and 0 < waiting.expires_at - waiting.created_at <= 0.21
+        events = [event async for event in host.events(run_id)]
+        assert any(isinstance(e, ApprovalResolved) and e.decision == "timeout" for e in events)
+        assert recorder.executed == [] and await host.pending() == []
+        host.close()
+
+
+async def test_what_the_host_cannot_do_is_said(tmp_path: Path) -> None:
+    recorder, inbox = Recorder(), QueueApprover()
+    runtime, _gate, _events = setup(tmp_path, [recorder.tool], approver=inbox)
+    async with runtime:
+        with pytest.raises(ValidationError, match="only 'embedded' runs are built yet"):
+            open_run_host(runtime, inbox, {"host": "local"})
+        host = LocalRunHost(runtime, inbox)
+        with pytest.raises(ValidationError, match="names its runs itself"):
+            await host.start(_writes("w-1"), None, run_id="mine")
+        with pytest.raises(ValidationError, match="no run 'nope'"):
+            await host.cancel("nope", "x")
+        host.close()
