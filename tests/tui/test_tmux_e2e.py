@@ -175,13 +175,12 @@ def test_a_new_project_in_tmux_runs_the_typed_task_on_a_streaming_model(
     (project / "README.md").write_text("# A project\n", encoding="utf-8")
     home = tmp_path / "home"
     env = ["env", f"PYTHONPATH={ROOT}", f"DITTO_TUI_HOME={home}"]
-    initialised = subprocess.run(
-        [*env, sys.executable, "-m", "ditto_tui", "init"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+
+    def cli(command: str) -> subprocess.CompletedProcess[str]:
+        argv = [*env, sys.executable, "-m", "ditto_tui", command]
+        return subprocess.run(argv, cwd=project, capture_output=True, text=True, timeout=60)
+
+    initialised = cli("init")
     assert initialised.returncode == 0, initialised.stderr
     proposal = "I will write NOTES.md with what the README says; it needs your approval."
     arguments = json.dumps({"path": "NOTES.md", "text": "# Notes\n\nThe README names the project.\n"})
@@ -204,13 +203,7 @@ def test_a_new_project_in_tmux_runs_the_typed_task_on_a_streaming_model(
         assert "provider: openai" in config
         (project / "ditto.yaml").write_text(config, encoding="utf-8")
         # trust is pinned to the file init wrote: the person trusts the edited one again
-        trusted = subprocess.run(
-            [*env, sys.executable, "-m", "ditto_tui", "trust"],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        trusted = cli("trust")
         assert "Trusted again" in trusted.stdout and "ditto.yaml (edited)" in trusted.stdout, trusted.stdout
         terminal.start([*env, sys.executable, "-m", "ditto_tui"], project)
         _poll(lambda: "Task for the agent" in terminal.screen(), "the prompt box")
