@@ -88,6 +88,8 @@ async def run_headless(
             _report_servers(session.mcp, err)
             runtime = session.runtime
             runtime.subscribe(lambda event: print(event_json(event), file=out, flush=True))
+            if session.journal is not None:
+                session.journal.next_input(program.initial)
             if isinstance(program.plan, Graph):
                 await runtime.run(program.plan, program.initial, breakpoints=breakpoints or None)
             else:

@@ -223,6 +223,8 @@ class RunBridge:
         given = program.initial if initial is PROGRAM_INPUT else initial
         if follows is not None and self.journal is not None:
             self.journal.follow_up(follows)
+        if self.journal is not None:
+            self.journal.next_input(given)
         self._starting = True
         if isinstance(program.plan, Graph):
             return await runtime.run(program.plan, given)

@@ -32,6 +32,7 @@ async def main() -> None:
     program = load_program(DEFAULT_GRAPH, config, workspace)
     approver = QueueApprover()
     async with open_runtime(program, config, workspace, approver) as session:
+        session.journal.next_input(program.initial)
         run = asyncio.ensure_future(session.runtime.loop(program.plan, program.initial))
         while not approver.pending():
             await asyncio.sleep(0.02)

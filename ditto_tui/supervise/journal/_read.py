@@ -217,6 +217,9 @@ class RunSummary:
     """The run whose conversation this one continues (a follow-up), if any."""
     waiting_on: str | None = None
     """For a run without an end: the request it was waiting on where its journal stops."""
+    input: Any = None
+    """The input the run was started on, as its header records it (``has_input`` says whether it does)."""
+    has_input: bool = False
 
 
 def unfinished_outcome(header: Mapping[str, Any]) -> str:
@@ -255,6 +258,8 @@ def summarize(journal: JournalRead) -> RunSummary:
         duration_ms=finished.duration_ms if finished is not None else None,
         outcome=finished.status if finished is not None else unfinished_outcome(journal.header),
         waiting_on=waiting_on(journal) if finished is None else None,
+        input=journal.header.get("input"),
+        has_input="input" in journal.header,
         approvals=dict(decisions),
         follows=follows if isinstance(follows := journal.header.get("follows"), str) else None,
     )

@@ -191,6 +191,7 @@ class RunJournal:
         self._requests_run: str | None = None
         self._requests_seq = itertools.count(1)
         self._follows: str | None = None
+        self._input: tuple[Any] | None = None
         self.mode: Callable[[], str] | None = None
         """The session's mode now, written in each run's header (its changes are ``mode_changed`` lines)."""
 
@@ -292,6 +293,11 @@ class RunJournal:
         conversation): a follow-up's journal names the run it continues."""
         self._follows = run_id
 
+    def next_input(self, value: Any) -> None:
+        """Record ``value`` in the next run's header as its ``input`` (redacted as every line is), so that
+        a run cut short can be run again on it."""
+        self._input = (value,)
+
     # -- the subscriber -------------------------------------------------------------------------------
 
     def __call__(self, event: ExecutionEvent) -> None:
@@ -351,6 +357,9 @@ class RunJournal:
         if self._follows is not None and event.plan_kind != "invoke":
             header["follows"] = self._follows
             self._follows = None
+        if self._input is not None and event.plan_kind != "invoke":
+            header["input"] = self._input[0]
+            self._input = None
         self._append(run, self._encoder.encode_fields(header))
         return run
 

@@ -22,8 +22,10 @@ from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState
 
 from ditto_tui.infer import InferMessage, ReactState
-from ditto_tui.program import agent_task, with_task
+from ditto_tui.program import Program, agent_task, with_task
+from ditto_tui.runtime import Graph
 from ditto_tui.runtime.breakpoints import Breakpoints
+from ditto_tui.runtime.client import short_run_id
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.supervise.journal import JournalError, list_runs, read_journal
 from ditto_tui.tui import clock
@@ -33,7 +35,7 @@ from ditto_tui.tui.run_state import RunModel
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.grants import GrantsModal
 from ditto_tui.tui.screens.replay import ReplayScreen
-from ditto_tui.tui.screens.runs import RunsModal
+from ditto_tui.tui.screens.runs import Rerun, RunsModal
 from ditto_tui.tui.widgets.dag import DagView
 from ditto_tui.tui.widgets.detail import TextView
 from ditto_tui.tui.widgets.inline import visible
@@ -233,10 +235,14 @@ class RunScreen(Guarded, Screen[None]):
             self.notify(visible(str(exc)), title="Runs", severity="error", markup=False)
             return
         live = self.bridge.runs[-1] if self.bridge.runs else None
-        self.app.push_screen(RunsModal(summaries, live), self._open_run)
+        self.app.push_screen(RunsModal(summaries, live, _plan_name(self.bridge.spec.program)), self._open_run)
 
-    def _open_run(self, path: Any) -> None:
+    async def _open_run(self, path: Any) -> None:
         if path is None:
+            return
+        if isinstance(path, Rerun):
+            self.notify(f"Running again what {short_run_id(path.run_id)} was started on.", markup=False)
+            await self.start(path.input)
             return
         try:
             journal = read_journal(path)
@@ -373,3 +379,11 @@ class RunScreen(Guarded, Screen[None]):
             step = breakpoints is not None and breakpoints.step
             return step if action == "step_off" else not step
         return True
+
+
+def _plan_name(program: Program | None) -> str | None:
+    """The graph name a run of ``program`` records (a loop's is its graph's)."""
+    if program is None:
+        return None
+    plan = program.plan
+    return plan.name if isinstance(plan, Graph) else plan.graph.name

@@ -1,14 +1,16 @@
 """The runs list: the workspace's recorded runs, newest first, the live one marked; Enter opens one.
 
 Choosing the run on screen closes the list; choosing another opens it in the Replay screen, read-only
-(nothing runs again), from where Escape comes back to the live run.
+(nothing runs again), from where Escape comes back to the live run. ``r`` on a run that was interrupted
+(its process ended before it did) runs the session's graph again on the input it was started on.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -61,8 +63,17 @@ def run_label(summary: RunSummary, *, live: bool, graph_width: int = 0) -> Text:
     return line
 
 
-class RunsModal(Guarded, ModalScreen[Path | None]):
-    """Pick a run: dismisses with its journal's path, or ``None`` for the live run or on Escape."""
+@dataclass(frozen=True)
+class Rerun:
+    """Run the session's graph again on the input an interrupted run of it was started on."""
+
+    run_id: str
+    input: Any
+
+
+class RunsModal(Guarded, ModalScreen[Path | Rerun | None]):
+    """Pick a run: dismisses with its journal's path, or ``None`` for the live run or on Escape; ``r`` on
+    an interrupted run of the session's graph dismisses with a :class:`Rerun` of it."""
 
     DEFAULT_CSS = """
     RunsModal {
@@ -80,12 +91,16 @@ class RunsModal(Guarded, ModalScreen[Path | None]):
         #runs-list { height: auto; max-height: 20; }
     }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss_none", "Close"),
+        Binding("r", "rerun", "Rerun interrupted"),
+    ]
 
-    def __init__(self, summaries: list[RunSummary], live: str | None) -> None:
+    def __init__(self, summaries: list[RunSummary], live: str | None, graph: str | None = None) -> None:
         super().__init__()
         self.summaries = sorted(summaries, key=lambda s: (s.started_at or 0.0, s.run_id), reverse=True)
         self.live = live
+        self.graph = graph
 
     def compose(self) -> ComposeResult:
         with Vertical(id="runs-dialog"):
@@ -108,6 +123,18 @@ class RunsModal(Guarded, ModalScreen[Path | None]):
             self.dismiss(None)
             return
         self.dismiss(chosen.path)
+
+    def action_rerun(self) -> None:
+        """Run the session's graph again on the input of the highlighted run, if it was interrupted."""
+        index = self.query_one("#runs-list", OptionList).highlighted
+        chosen = self.summaries[index] if index is not None and index < len(self.summaries) else None
+        if chosen is None or chosen.outcome != "interrupted":
+            self.notify("Only an interrupted run is run again here.", title="Runs", markup=False)
+        elif chosen.graph != self.graph or not chosen.has_input:
+            why = "another graph's" if chosen.graph != self.graph else "one whose input is not recorded"
+            self.notify(f"This run is {why}: run it again from the command line.", title="Runs", markup=False)
+        else:
+            self.dismiss(Rerun(chosen.run_id, chosen.input))
 
     def action_dismiss_none(self) -> None:
         """Close the list and stay on the live run."""
