@@ -11,7 +11,7 @@ import types
 import typing
 import unicodedata
 import urllib.parse
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Self
 
@@ -54,6 +54,8 @@ __all__ = [
     "parse_config_text",
     "parse_runtime_config",
     "read_config_text",
+    "template_names",
+    "is_variable_name",
 ]
 
 MAX_CONFIG_NODES = 100_000
@@ -952,6 +954,24 @@ def _idle_servers(data: Mapping[Any, Any]) -> frozenset[str]:
         name for entry in entries if isinstance(entry, Mapping) for name in entry if isinstance(name, str)
     }
     return frozenset(names - set(listed or ()))
+
+
+def template_names(text: str) -> Iterator[str]:
+    """The names ``text``'s ``${…}`` templates read, as loading fills them in: a variable's (``${NAME}`` and
+    ``${env:NAME}`` alike), :data:`WORKSPACE_VARIABLE` or :data:`STATE_VARIABLE`; not ``$${``, nor a
+    malformed template (loading refuses those)."""
+    for match in _VARIABLE.finditer(text):
+        inner = match.group(1)
+        if inner is None or not match.group(2):
+            continue
+        name = inner if inner in (WORKSPACE_VARIABLE, STATE_VARIABLE) else inner.removeprefix("env:")
+        if _VARIABLE_NAME.fullmatch(name):
+            yield name
+
+
+def is_variable_name(name: str) -> bool:
+    """Whether ``name`` can be written as ``${name}``."""
+    return _VARIABLE_NAME.fullmatch(name) is not None
 
 
 def _step(key: object) -> int | str:

@@ -24,9 +24,11 @@ from ditto_tui.config import (
     WORKSPACE_VARIABLE,
     AnyVariable,
     RuntimeConfig,
+    is_variable_name,
     load_mcp_servers,
     parse_config_text,
     read_config_text,
+    template_names,
 )
 from ditto_tui.errors import ConfigError
 from ditto_tui.home import StateDirError, write_private
@@ -115,7 +117,6 @@ def describe(plan: ImportPlan) -> list[str]:
 
 # --- values become ${VAR} references -------------------------------------------------------------------
 
-_REFERENCE = re.compile(r"\$\$\{|\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _NOT_ENVIRONMENT = frozenset({WORKSPACE_VARIABLE, STATE_VARIABLE})
 _SECRET_FIELDS = ("clientSecret", "client_secret")
 
@@ -163,7 +164,7 @@ class _Names:
     def reference(self, server: str, key: str, field: str, value: object) -> object:
         if value is None or value == "" or (isinstance(value, str) and _reads_variable(value)):
             return value
-        own = field if key == "env" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field) else None
+        own = field if key == "env" and is_variable_name(field) else None
         derived = _derived(server, "CLIENT_SECRET" if key == "auth" else field)
         name = self._free([own] if own else [], derived, value)
         self._values[name] = value
@@ -180,7 +181,7 @@ class _Names:
 
 
 def _reads_variable(text: str) -> bool:
-    return any(match.group(1) for match in _REFERENCE.finditer(text))
+    return next(template_names(text), None) is not None
 
 
 def _derived(server: str, field: str) -> str:
@@ -192,9 +193,9 @@ def _derived(server: str, field: str) -> str:
 def _references(value: object, where: tuple[str, ...]) -> Iterator[tuple[str, tuple[str, ...]]]:
     """Each environment variable ``value``'s strings read, with the keys that lead to it."""
     if isinstance(value, str):
-        for match in _REFERENCE.finditer(value):
-            if match.group(1) and match.group(1) not in _NOT_ENVIRONMENT:
-                yield match.group(1), where
+        for name in template_names(value):
+            if name not in _NOT_ENVIRONMENT:
+                yield name, where
     elif isinstance(value, Mapping):
         for key, item in value.items():
             yield from _references(item, (*where, str(key)))

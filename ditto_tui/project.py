@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from ditto_tui.errors import ValidationError
-from ditto_tui.trust import covered_files, real_path, trust
+from ditto_tui.trust import covered_files, listed, real_path, trust
 from ditto_tui.workspace import CONFIG_NAME
 
 __all__ = ["add_command", "init_command", "project_config_text", "write_project_config"]
@@ -82,7 +82,7 @@ def init_command(args: argparse.Namespace) -> list[str]:
     if code:
         quoted = shlex.quote(str(folder))
         lines += [
-            f"Not trusted, so not run: the graph code already in {folder}: {_names(code)}. Read it, then "
+            f"Not trusted, so not run: the graph code already in {folder}: {listed(code)}. Read it, then "
             f"`ditto-tui trust {quoted}` to use it (`ditto-tui trust --show {quoted}` shows it).",
         ]
     lines += [
@@ -90,8 +90,3 @@ def init_command(args: argparse.Namespace) -> list[str]:
         " edit ditto.yaml for your own model and MCP servers.",
     ]
     return lines
-
-
-def _names(names: list[str], shown: int = 10) -> str:
-    more = len(names) - shown
-    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")

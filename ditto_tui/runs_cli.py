@@ -27,7 +27,6 @@ from ditto_tui.supervise.journal import (
     find_journal,
     list_runs,
     read_journal,
-    unfinished_outcome,
 )
 
 COMMANDS = frozenset({"runs", "replay", "audit", "policy"})
@@ -220,8 +219,7 @@ def _arguments(value: Any) -> str:
 def print_audit(journal: JournalRead, out: TextIO) -> None:
     """The approval trail as text: one block per call."""
     header = journal.header
-    finished = journal.finished
-    outcome = finished.status if finished is not None else unfinished_outcome(header)
+    outcome = journal.outcome
     print(
         f"Run {safe(journal.run_id)} · {safe(header.get('program') or header.get('plan') or '')} · "
         f"{when(journal.started.at if journal.started else None)} · {outcome}",
@@ -273,14 +271,13 @@ def _print_record(header: Mapping[str, Any], record: CallRecord, out: TextIO) ->
 def audit_json(journal: JournalRead) -> dict[str, Any]:
     """The approval trail as JSON data."""
     header = journal.header
-    finished = journal.finished
     return {
         "runId": journal.run_id,
         "program": header.get("program"),
         "plan": header.get("plan"),
         "approver": header.get("approver"),
         "user": header.get("user"),
-        "outcome": finished.status if finished is not None else unfinished_outcome(header),
+        "outcome": journal.outcome,
         "truncatedTail": journal.truncated_tail,
         "calls": [_record_json(header, record) for record in call_records(journal)],
     }

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -36,7 +36,6 @@ KEPT_TOTAL = 4 * 1024 * 1024
 MAX_FILES = 1000
 """The most files one folder can be trusted with."""
 _CHUNK = 1024 * 1024
-_LISTED = "SELECT path, trusted_at FROM trusted ORDER BY trusted_at, rowid"
 
 FileChangeKind = Literal["edited", "added", "removed"]
 
@@ -90,6 +89,12 @@ class TrustState:
         """Whether the folder is trusted and no file under ``graphs/`` changed since."""
         prefix = GRAPHS_DIR + "/"
         return self.trusted and not any(change.name.startswith(prefix) for change in self.changes)
+
+
+def listed(names: Sequence[str], shown: int = 10) -> str:
+    """``a, b, c and 4 more``: the first ``shown`` of ``names``, and how many are left out."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def trust_file(env: Mapping[str, str] | None = None) -> Path:
@@ -342,6 +347,7 @@ __all__ = [
     "TrustedWorkspace",
     "covered_files",
     "is_trusted",
+    "listed",
     "real_path",
     "rewriting",
     "trust",

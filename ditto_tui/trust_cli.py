@@ -22,6 +22,7 @@ from ditto_tui.trust import (
     FileChange,
     TrustState,
     covered_files,
+    listed,
     real_path,
     trust,
     trust_state,
@@ -31,7 +32,6 @@ from ditto_tui.trust import (
 
 SHOWN_LINES = 400
 """The most diff lines shown for one file."""
-_NAMED = 10
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,18 +100,16 @@ def _changes(state: TrustState) -> str:
 def _pinned_line(names: list[str]) -> str:
     if not names:
         return "Pinned: no ditto.yaml or graphs/*.py yet (one added later is not used until you trust again)."
-    shown = ", ".join(names[:_NAMED]) + (f" and {len(names) - _NAMED} more" if len(names) > _NAMED else "")
-    return f"Pinned: {shown} (a change to any of them is not used until you trust the folder again)."
+    return f"Pinned: {listed(names)} (a change to any of them is not used until you trust the folder again)."
 
 
 def show_lines(folder: Path) -> list[str]:
     """What ``trust --show`` prints: whether ``folder`` is trusted, and a diff of each changed file."""
     state = trust_state(folder, content=True)
-    if not state.trusted:
+    if not state.trusted or not state.changes:  # nothing to diff: which files trust covers
         names = ", ".join(covered_files(folder)) or "no ditto.yaml or graphs/*.py"
-        return [f"Not trusted: {folder}", f"`ditto-tui trust` would trust: {names}"]
-    if not state.changes:
-        names = ", ".join(covered_files(folder)) or "no ditto.yaml or graphs/*.py"
+        if not state.trusted:
+            return [f"Not trusted: {folder}", f"`ditto-tui trust` would trust: {names}"]
         return [f"Trusted: {folder}; its files are as they were trusted ({names})."]
     head = f"Trusted: {folder}; {len(state.changes)} file(s) differ from what was trusted:"
     if not state.pinned:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -126,8 +127,11 @@ class LocalRunHost:
         self.runtime, self.inbox = runtime, inbox
         self._runs: dict[str, _Run] = {}
         self._asked: dict[str, float] = {}
-        self._stop = [runtime.subscribe(self._seen), inbox.on_request(self._requested)]
-        inbox.on_end(lambda request: self._asked.pop(request.request_id, None))
+        self._stop = [
+            runtime.subscribe(self._seen),
+            inbox.on_request(self._requested),
+            inbox.on_end(lambda request: self._asked.pop(request.request_id, None)),
+        ]
 
     def close(self) -> None:
         """Stop following the runtime and the inbox (the runs themselves are the runtime's)."""
@@ -144,7 +148,7 @@ class LocalRunHost:
             raise ValidationError(f"no run {run_id!r} on this host: the embedded host names its runs itself")
         if not isinstance(graph, Graph | LoopDefinition):
             raise ValidationError("start() needs a graph built with graph(name) or a loop(...) definition")
-        run = _Run(graph=graph.name if isinstance(graph, Graph) else graph.graph.name)
+        run = _Run(graph=graph.name)
         run.task = asyncio.ensure_future(self._execute(run, graph, input))
         started = asyncio.ensure_future(run.started.wait())
         await asyncio.wait({started, run.task}, return_when=asyncio.FIRST_COMPLETED)
@@ -187,19 +191,17 @@ class LocalRunHost:
                     yield event
                 if isinstance(event, RunFinished):
                     return
-            if run.status != "running":
-                return
             await run.changed.wait()
 
     async def runs(self, *, status: RunStatus | None = None) -> list[RunSummary]:
-        waiting = [request.run_id for request in await self.pending()]
+        waiting = Counter(request.run_id for request in await self.pending())
         found = [
             RunSummary(
                 run_id=run_id,
                 graph=run.graph,
                 status=run.status,
                 started_at=run.started_at,
-                pending=waiting.count(run_id),
+                pending=waiting[run_id],
             )
             for run_id, run in self._runs.items()
         ]

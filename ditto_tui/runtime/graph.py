@@ -122,6 +122,11 @@ class LoopDefinition:
     update: Callable[[Any, Mapping[str, Any]], Any]
     done: Callable[[Any], bool]
 
+    @property
+    def name(self) -> str:
+        """Its graph's name, which its runs record (as a graph's runs record the graph's)."""
+        return self.graph.name
+
 
 def _identity(state: Any) -> Any:
     return state

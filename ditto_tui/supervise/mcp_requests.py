@@ -354,10 +354,9 @@ def _max_tokens(params: Mapping[str, Any]) -> int | None:
     return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
 
 
-def params_digest(params: Mapping[str, Any]) -> dict[str, Any]:
-    """What the record keeps of a refused request's ``params``: the size and sha256 of their JSON and its
-    first :data:`KEPT_BYTES` (cut at a whole character)."""
-    data = _params_json(params)
+def params_digest(data: bytes) -> dict[str, Any]:
+    """What the record keeps of a refused request's params (``data``, their JSON: :func:`params_json`):
+    its size and sha256 and its first :data:`KEPT_BYTES` (cut at a whole character)."""
     return {
         "params_bytes": len(data),
         "params_sha256": hashlib.sha256(data).hexdigest(),
@@ -365,7 +364,8 @@ def params_digest(params: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _params_json(params: Mapping[str, Any]) -> bytes:
+def params_json(params: Mapping[str, Any]) -> bytes:
+    """A request's params as compact JSON (UTF-8): what its size is measured on."""
     text = json.dumps(params, ensure_ascii=False, separators=(",", ":"), default=str)
     return text.encode("utf-8", "backslashreplace")
 
@@ -459,18 +459,19 @@ class McpRequests:
     @contextlib.contextmanager
     def _admitted(self, server: str, request: str, params: Mapping[str, Any]) -> Iterator[None]:
         """Count the request as pending while the block runs, or refuse it (:class:`McpError`) at once."""
-        bound, why = self._over(server, params)
+        data = params_json(params)
+        bound, why = self._over(server, len(data))
         if bound is not None:
-            self._refuse(server, request, params, bound, why)
+            self._refuse(server, request, data, bound, why)
         self._pending[server] = self._pending.get(server, 0) + 1
         try:
             yield
         finally:
             self._pending[server] -= 1
 
-    def _over(self, server: str, params: Mapping[str, Any]) -> tuple[Bound | None, str]:
-        """Which bound ``params`` from ``server`` break, and how; a request within them takes a token."""
-        size = len(_params_json(params))
+    def _over(self, server: str, size: int) -> tuple[Bound | None, str]:
+        """Which bound a request of ``size`` bytes from ``server`` breaks, and how; a request within them
+        takes a token."""
         if size > self.limits.max_bytes:
             return "size", f"its params are {size} bytes, over the limit of {self.limits.max_bytes}"
         if self._pending.get(server, 0) >= self.limits.pending:
@@ -484,12 +485,12 @@ class McpRequests:
         bucket.tokens -= 1
         return None, ""
 
-    def _refuse(self, server: str, request: str, params: Mapping[str, Any], bound: Bound, why: str) -> None:
+    def _refuse(self, server: str, request: str, data: bytes, bound: Bound, why: str) -> None:
         count = self._refused[server] = self._refused.get(server, 0) + 1
         try:
             if count <= RECORDED_REFUSALS:
                 self._record(
-                    server, request, "refused", "limit", bound=bound, reason=why, **params_digest(params)
+                    server, request, "refused", "limit", bound=bound, reason=why, **params_digest(data)
                 )
             elif count % REFUSALS_PER_LINE == 0:
                 self._record(server, request, "refused", "limit", bound=bound, reason=why, refused=count)

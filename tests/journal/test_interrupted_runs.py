@@ -3,12 +3,14 @@ with the request it was waiting on; a run whose process is alive is ``running``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,10 +45,10 @@ asyncio.run(main())
 """
 
 
-@pytest.mark.timeout(120)
-def test_a_run_whose_process_was_killed_is_interrupted_with_the_request_it_waited_on(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@contextlib.contextmanager
+def waiting_run(tmp_path: Path) -> Iterator[Path]:
+    """A workspace whose agent run, in another process, waits on its first approval; that process is
+    killed (SIGKILL) when the block ends."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "README.md").write_text("# A project\n", encoding="utf-8")
@@ -57,12 +59,20 @@ def test_a_run_whose_process_was_killed_is_interrupted_with_the_request_it_waite
     with subprocess.Popen(command, stdout=subprocess.PIPE, env=env, text=True) as process:
         try:
             assert process.stdout is not None and process.stdout.readline().strip() == "waiting"
-            (live,) = list_runs(workspace)
-            assert live.outcome == "running"  # its writer is alive
-            assert live.waiting_on == "approval of write_text (write-1)"
+            yield workspace
         finally:
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=30)
+
+
+@pytest.mark.timeout(120)
+def test_a_run_whose_process_was_killed_is_interrupted_with_the_request_it_waited_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with waiting_run(tmp_path) as workspace:
+        (live,) = list_runs(workspace)
+        assert live.outcome == "running"  # its writer is alive
+        assert live.waiting_on == "approval of write_text (write-1)"
     (dead,) = list_runs(workspace)
     assert dead.outcome == "interrupted" and dead.waiting_on == "approval of write_text (write-1)"
     capsys.readouterr()

@@ -4,10 +4,6 @@ session's graph again on the input that run was started on."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,32 +13,21 @@ from ditto_tui.supervise.journal import list_runs
 from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.screens.runs import RunsModal
 from ditto_tui.workspace import DEFAULT_GRAPH, resolve_config
-from tests.journal.test_interrupted_runs import ROOT, WAITING
+from tests.journal.test_interrupted_runs import waiting_run
 from tests.tui.run_fixtures import SIZE, wait_until
 
 
-def _interrupted(tmp_path: Path, workspace: Path) -> str:
-    script = tmp_path / "waiting.py"
-    script.write_text(WAITING, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, str(script), str(workspace)]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, env=env, text=True) as process:
-        try:
-            assert process.stdout is not None and process.stdout.readline().strip() == "waiting"
-        finally:
-            process.send_signal(signal.SIGKILL)
-            process.wait(timeout=30)
+def _interrupted(tmp_path: Path) -> tuple[Path, str]:
+    with waiting_run(tmp_path) as workspace:
+        pass
     (run,) = list_runs(workspace)
     assert run.outcome == "interrupted" and run.has_input
-    return run.run_id
+    return workspace, run.run_id
 
 
 @pytest.mark.timeout(120)
 async def test_r_on_an_interrupted_run_runs_the_graph_again_on_its_input(tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "README.md").write_text("# A project\n", encoding="utf-8")
-    interrupted = _interrupted(tmp_path, workspace)
+    workspace, interrupted = _interrupted(tmp_path)
     config = resolve_config(None, workspace).config
     program = load_program(DEFAULT_GRAPH, config, workspace)
     app = DittoApp(RunSpec(config=config, workspace=workspace, program=program, ask_task=True))

@@ -31,12 +31,11 @@ from ditto_tui.supervise.journal._writer import (
 )
 
 __all__ = [
-    "unfinished_outcome",
-    "EVERY_DECISION",
     "ACT_MCP",
     "ACT_TOOL",
     "CLIENT_REQUEST",
     "CLIENT_REQUESTS_PLAN",
+    "EVERY_DECISION",
     "OBSERVE",
     "OUTPUT",
     "DiskFile",
@@ -53,5 +52,6 @@ __all__ = [
     "list_runs",
     "open_journal_file",
     "read_journal",
+    "unfinished_outcome",
     "wire_form",
 ]

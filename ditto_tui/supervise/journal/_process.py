@@ -8,6 +8,7 @@ never shown as running.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -24,13 +25,17 @@ def _started(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
+@functools.cache
+def _own_start(pid: int) -> str | None:
+    """:func:`_started` of this process (by its id, so a forked child reads its own), read once."""
+    return _started(pid)
+
+
 def writer_identity() -> dict[str, Any]:
-    """This process, as a journal header records it."""
+    """This process, as a journal header records it (a new dict each time: the header is the caller's)."""
     pid = os.getpid()
-    identity: dict[str, Any] = {"pid": pid}
-    if (started := _started(pid)) is not None:
-        identity["started"] = started
-    return identity
+    started = _own_start(pid)
+    return {"pid": pid} if started is None else {"pid": pid, "started": started}
 
 
 def writer_alive(header: Mapping[str, Any]) -> bool | None:

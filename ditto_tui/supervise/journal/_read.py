@@ -78,6 +78,12 @@ class JournalRead:
         """The ``run_finished`` event; None when the run did not finish (it was killed, or still runs)."""
         return next((event for event in reversed(self.events) if isinstance(event, RunFinished)), None)
 
+    @property
+    def outcome(self) -> str:
+        """The run's status when it finished, else :func:`unfinished_outcome` (running, interrupted…)."""
+        finished = self.finished
+        return finished.status if finished is not None else unfinished_outcome(self.header)
+
     def client_requests(self) -> list[Mapping[str, Any]]:
         """The decisions on MCP server requests (sampling, elicitation) this journal records, in order."""
         return [
@@ -245,7 +251,7 @@ def waiting_on(journal: JournalRead) -> str | None:
 
 
 def summarize(journal: JournalRead) -> RunSummary:
-    """The summary of one journal: outcome is the run's status, or ``unfinished`` when it has none."""
+    """The summary of one journal (its outcome: :attr:`JournalRead.outcome`)."""
     started, finished = journal.started, journal.finished
     resolved = (event for event in journal.events if isinstance(event, ApprovalResolved))
     decisions = Counter(str(event.decision) for event in resolved)
@@ -256,7 +262,7 @@ def summarize(journal: JournalRead) -> RunSummary:
         graph=str(graph),
         started_at=started.at if started is not None else None,
         duration_ms=finished.duration_ms if finished is not None else None,
-        outcome=finished.status if finished is not None else unfinished_outcome(journal.header),
+        outcome=journal.outcome,
         waiting_on=waiting_on(journal) if finished is None else None,
         input=journal.header.get("input"),
         has_input="input" in journal.header,

@@ -304,7 +304,7 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         self.diff_text = "" if diff is None else diff.plain
         if diff is not None:
             self.diff_view.update(diff)
-        self._put_diff_first(diff is not None and diff.plain.startswith(OVERWRITE_HEADING))
+        self._put_diff_first(self.diff_text.startswith(OVERWRITE_HEADING))
 
     def _put_diff_first(self, first: bool) -> None:
         """An overwrite is read as its diff first; a new file as its arguments (they hold it all)."""

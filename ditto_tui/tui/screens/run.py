@@ -22,8 +22,7 @@ from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState
 
 from ditto_tui.infer import InferMessage, ReactState
-from ditto_tui.program import Program, agent_task, with_task
-from ditto_tui.runtime import Graph
+from ditto_tui.program import agent_task, with_task
 from ditto_tui.runtime.breakpoints import Breakpoints
 from ditto_tui.runtime.client import short_run_id
 from ditto_tui.sanitize import public_message_from_exception
@@ -235,7 +234,9 @@ class RunScreen(Guarded, Screen[None]):
             self.notify(visible(str(exc)), title="Runs", severity="error", markup=False)
             return
         live = self.bridge.runs[-1] if self.bridge.runs else None
-        self.app.push_screen(RunsModal(summaries, live, _plan_name(self.bridge.spec.program)), self._open_run)
+        program = self.bridge.spec.program
+        graph = program.plan.name if program is not None else None
+        self.app.push_screen(RunsModal(summaries, live, graph), self._open_run)
 
     async def _open_run(self, path: Any) -> None:
         if path is None:
@@ -379,11 +380,3 @@ class RunScreen(Guarded, Screen[None]):
             step = breakpoints is not None and breakpoints.step
             return step if action == "step_off" else not step
         return True
-
-
-def _plan_name(program: Program | None) -> str | None:
-    """The graph name a run of ``program`` records (a loop's is its graph's)."""
-    if program is None:
-        return None
-    plan = program.plan
-    return plan.name if isinstance(plan, Graph) else plan.graph.name
