@@ -371,7 +371,7 @@ class RuleHints(ConfigModel):
     open_world: bool | None = Field(default=None, description="openWorldHint must be this.")
 
 
-OnTimeout = Literal["deny", "allow"]
+OnTimeout = Literal["deny", "allow", "wait"]
 """What an unanswered request does when its time is up: fail the call (the default) or let it run."""
 
 Review = Literal["results"]
@@ -500,7 +500,9 @@ class ApprovalRule(ConfigModel):
     )
     on_timeout: OnTimeout = Field(
         default="deny",
-        description="Ask rules: what happens when nobody decides in time — deny (the default) or allow.",
+        description="Ask rules: what happens when nobody decides in time — deny (the default), allow, or "
+        "wait: the request never expires and stays open until someone answers it (timeoutSeconds, this "
+        "rule's or approval.timeoutSeconds, does not apply).",
     )
     review: Review | None = Field(
         default=None,
@@ -518,9 +520,9 @@ class ApprovalRule(ConfigModel):
             raise ValueError("hints apply only to mcp rules (they are what an MCP server says of its tools)")
         if self.effects is not None and self.mcp is not None:
             raise ValueError("effects apply only to tool rules (for MCP tools, match their hints)")
-        if self.on_timeout == "allow" and self.decision != "ask" and self.review is None:
+        if self.on_timeout != "deny" and self.decision != "ask" and self.review is None:
             raise ValueError(
-                "onTimeout: allow applies only to ask rules and rules with review: results "
+                f"onTimeout: {self.on_timeout} applies only to ask rules and rules with review: results "
                 "(nothing else waits for a decision)"
             )
         if self.review is not None and self.decision == "deny":

@@ -72,6 +72,9 @@ class Resolution:
     run_id: str | None
     decision: str
     decided_by: str
+    queued: bool = False
+    """True when no worker was alive to take it: kept by the host, checked again and applied (or refused
+    and recorded) when one is back."""
 
 
 class RunHost(Protocol):

@@ -522,6 +522,40 @@ class Runtime:
         self._emit_run_started(run_id, definition.graph, "loop", definition.max_iterations)
         return await self._finish(run_id, self._iterate(definition, initial, run_id, signal, pauses))
 
+    async def run_node(
+        self,
+        plan: Graph,
+        node_id: str,
+        input: Any,
+        deps_outputs: Mapping[str, Any],
+        *,
+        run_id: str,
+        iteration: int | None = None,
+        signal: CancelSignal | None = None,
+    ) -> Any:
+        """Run one node of ``plan`` as part of run ``run_id`` (a run scheduled elsewhere, e.g. by a durable
+        host): bind it from the plan's ``input`` and its dependencies' outputs, call it and report
+        ``node_started`` and ``node_finished``/``node_failed`` under ``run_id``. Raises
+        :class:`GraphExecutionError` naming the node when it fails, as :meth:`run` does."""
+        node = plan.nodes.get(node_id)
+        if node is None:
+            raise ValidationError(f"graph {plan.name!r} has no node {node_id!r}")
+        self._route(node.type)
+        try:
+            return await self._traced(
+                node, input, deps_outputs, run_id=run_id, iteration=iteration, signal=signal, timeout=None
+            )
+        except Exception as error:
+            if isinstance(error, GraphExecutionError | RunAbortedError):
+                raise
+            raise GraphExecutionError(
+                f"node {node.id!r} ({node.type}) failed: {_describe(error)}", node_id=node.id
+            ) from error
+
+    def public_error(self, error: BaseException) -> str:
+        """``error`` as events carry it (one line, no secrets, absolute paths or control characters)."""
+        return self._public(error)
+
     def _pauses(self, breakpoints: BreakpointsArg, run_id: str) -> _Pauses | None:
         """The run's breakpoints, or None when nothing can pause it; breakpoints nobody can answer raise."""
         given = None if breakpoints is None else Breakpoints.coerce(breakpoints)

@@ -553,7 +553,7 @@ class ApprovalGate:
             run_id=context.run_id if context else None,
             node_id=context.node_id if context else None,
             requested_at=time.time(),
-            timeout_seconds=verdict.timeout if verdict.timeout is not None else self.timeout,
+            timeout_seconds=_waits(verdict.on_timeout, verdict.timeout, self.timeout),
             title=subject.title,
             annotations=subject.annotations,
             proposal=current_proposal(),
@@ -832,7 +832,9 @@ class ApprovalGate:
             node_id=context.node_id if context else None,
             rule=verdict.review_rule,
             requested_at=time.time(),
-            timeout_seconds=timeout if timeout is not None else self.timeout,
+            timeout_seconds=_waits(
+                verdict.review_on_timeout if verdict.review else "deny", timeout, self.timeout
+            ),
             asked_by="rule" if verdict.review else self.reviews.cause(subject.label) or "person",
         )
 
@@ -1027,3 +1029,11 @@ __all__ = [
     "ApprovalGate",
     "Approver",
 ]
+
+
+def _waits(on_timeout: str, timeout: float | None, default: float | None) -> float | None:
+    """How long a request may wait: none at all under ``onTimeout: wait``, else the rule's timeout or the
+    gate's."""
+    if on_timeout == "wait":
+        return None
+    return timeout if timeout is not None else default

@@ -107,6 +107,8 @@ class _Entry:
     withdrawn: asyncio.Future[None]
     check: ArgumentsCheck | None = None
     decisions: list[Any] = field(default_factory=list)
+    timeout: float | None = None
+    ended: Ended = "withdrawn"
 
 
 class Inbox:
@@ -121,6 +123,10 @@ class Inbox:
 
     def __init__(self, answerer: Approver | None = None) -> None:
         self.answerer = answerer
+        self.timed_elsewhere: Callable[[InboxRequest], bool] | None = None
+        """Which requests :meth:`ask` does not time out itself: a durable run host keeps their deadline in
+        a timer that outlives this process, reads it with :meth:`timeout_of` and ends the request with
+        :meth:`expire` when it passes."""
         self._entries: dict[str, _Entry] = {}
         self._added: list[RequestListener] = []
         self._ended: list[RequestListener] = []
@@ -180,6 +186,19 @@ class Inbox:
         entry.withdrawn.set_result(None)
         return True
 
+    def expire(self, request_id: str) -> bool:
+        """End a pending request as timed out (the asker sees ``"timeout"``); False if it is not pending."""
+        entry = self._entries.get(request_id)
+        if entry is None or not self.withdraw(request_id):
+            return False
+        entry.ended = "timeout"
+        return True
+
+    def timeout_of(self, request_id: str) -> float | None:
+        """How long the pending request ``request_id`` may wait, as its asker said (None: no limit)."""
+        entry = self._entries.get(request_id)
+        return entry.timeout if entry is not None else None
+
     def check_arguments(self, request_id: str, arguments: Mapping[str, Any]) -> None:
         """Check edited arguments for a pending request as approving them would; raises saying why not."""
         entry = self._entries.get(request_id)
@@ -208,8 +227,10 @@ class Inbox:
         however the wait ends, cancellation of the asking task included.
         """
         loop = asyncio.get_running_loop()
-        entry = _Entry(request, loop.create_future(), loop.create_future(), check)
+        entry = _Entry(request, loop.create_future(), loop.create_future(), check, timeout=timeout)
         self._entries[request.request_id] = entry
+        if self.timed_elsewhere is not None and self.timed_elsewhere(request):
+            timeout = None
         _notify(self._added, request)
         consult = self.answerer is not None and answers(self.answerer, request.kind)
         answering = asyncio.ensure_future(self._consult(entry)) if consult else None
@@ -230,7 +251,7 @@ class Inbox:
         if entry.answered in done and entry.decisions:
             denials = [decision for decision in entry.decisions if not decision.approves]
             return denials[0] if denials else entry.decisions[0]
-        return "timeout" if not done else "withdrawn"
+        return "timeout" if not done else entry.ended
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         """The :class:`Approver` face of an inbox: wait with no deadline; unanswered means denied."""

@@ -106,7 +106,8 @@ class Verdict:
     ``decided_by`` is ``rule`` when rules matched (``rules``: those of the strictest decision, with file
     and line; ``rule``: the first one's label) and ``default`` when none did (``rule`` is None).
     ``timeout`` and ``on_timeout`` apply when the decision is ask: the shortest ``timeoutSeconds`` of the
-    deciding rules, and ``allow`` only when every one of them says ``onTimeout: allow``. ``depends``
+    deciding rules, ``wait`` when any says ``onTimeout: wait`` (no timeout then applies), and ``allow``
+    only when every one of them says ``onTimeout: allow``. ``depends``
     holds the labels of rules on arguments that could change the verdict when the arguments were not
     given (a screen listing tools).
 
@@ -251,12 +252,11 @@ def _decided(rules: list[ApprovalRule]) -> Verdict:
     decision = strictest(rule.decision for rule in rules)
     deciding = [rule for rule in rules if rule.decision == decision]
     timeouts = [rule.timeout_seconds for rule in deciding if rule.timeout_seconds is not None]
-    allows = decision == "ask" and all(rule.on_timeout == "allow" for rule in deciding)
     return Verdict(
         decision=decision,
         rule=rule_label(deciding[0]),
         timeout=min(timeouts) if timeouts else None,
-        on_timeout="allow" if allows else "deny",
+        on_timeout=_on_timeout(deciding) if decision == "ask" else "deny",
         decided_by="rule",
         rules=tuple(rule_ref(rule) for rule in deciding),
     )
@@ -264,14 +264,22 @@ def _decided(rules: list[ApprovalRule]) -> Verdict:
 
 def _reviewed(verdict: Verdict, rules: list[ApprovalRule]) -> Verdict:
     timeouts = [rule.timeout_seconds for rule in rules if rule.timeout_seconds is not None]
-    allows = all(rule.on_timeout == "allow" for rule in rules)
     return dataclasses.replace(
         verdict,
         review=True,
         review_rule=rule_label(rules[0]),
         review_timeout=min(timeouts) if timeouts else None,
-        review_on_timeout="allow" if allows else "deny",
+        review_on_timeout=_on_timeout(rules),
     )
+
+
+def _on_timeout(rules: Sequence[ApprovalRule]) -> OnTimeout:
+    """What the deciding rules say happens when nobody answers in time: any ``wait`` keeps the request
+    open (a person asked to be waited for); ``allow`` only when every one of them says so; else deny."""
+    said = {rule.on_timeout for rule in rules}
+    if "wait" in said:
+        return "wait"
+    return "allow" if said == {"allow"} else "deny"
 
 
 class ReviewToggles:

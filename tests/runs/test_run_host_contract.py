@@ -5,7 +5,8 @@ live. Only the embedded host is built so far; a durable one is to pass the same 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from ditto_tui.runs import DecisionRejected, LocalRunHost, RunHost, open_run_hos
 from ditto_tui.runtime import ApprovalResolved, Graph, RunFinished, graph
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
 from ditto_tui.supervise.requests import ApprovalRequest
+from tests.runs.durable import temporal_host
 from tests.supervise.test_gate import Recorder, act, setup
 
 
@@ -46,16 +48,33 @@ def _writes(*ids: str) -> Graph:
     return plan
 
 
-@pytest.fixture(params=["embedded"])
-async def hosted(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Hosted]:
+HOSTS = ["embedded", "temporal"]
+
+
+@contextlib.asynccontextmanager
+async def hosting(
+    kind: str, tmp_path: Path, *, timeout: float | None = None, rules: Sequence[Mapping[str, Any]] = ()
+) -> AsyncIterator[Hosted]:
+    """A host of ``kind`` over a fresh runtime whose gate asks for the write tool (``timeout``, ``rules``
+    as the gate takes them)."""
     recorder = Recorder()
     inbox = QueueApprover()
-    runtime, _gate, _events = setup(tmp_path, [recorder.tool], approver=inbox, timeout=None)
+    runtime, _gate, _events = setup(tmp_path, [recorder.tool], approver=inbox, timeout=timeout, rules=rules)
     async with runtime:
-        host = open_run_host(runtime, inbox, {"host": request.param})
-        yield Hosted(host, recorder)
-        assert isinstance(host, LocalRunHost)
-        host.close()
+        if kind == "embedded":
+            host = open_run_host(runtime, inbox, {"host": kind})
+            assert isinstance(host, LocalRunHost)
+            yield Hosted(host, recorder)
+            host.close()
+            return
+        async with temporal_host(runtime, inbox) as durable:
+            yield Hosted(durable, recorder)
+
+
+@pytest.fixture(params=HOSTS)
+async def hosted(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Hosted]:
+    async with hosting(request.param, tmp_path) as given:
+        yield given
 
 
 async def test_a_started_run_is_listed_with_its_waiting_request_and_a_decision_lets_it_finish(
@@ -148,18 +167,32 @@ async def test_cancel_ends_the_run_cancelled_and_its_request_with_it(hosted: Hos
     assert (await hosted.host.runs(status="cancelled"))[0].run_id == run_id
 
 
-async def test_a_timeout_ends_the_request_without_executing(tmp_path: Path) -> None:
-    recorder, inbox = Recorder(), QueueApprover()
-    runtime, _gate, _events = setup(tmp_path, [recorder.tool], approver=inbox, timeout=0.2)
-    async with runtime:
-        host = LocalRunHost(runtime, inbox)
-        run_id = await host.start(_writes("w-1"), None)
-        (waiting,) = await Hosted(host, recorder).waiting()
+@pytest.mark.parametrize("kind", HOSTS)
+async def test_a_timeout_ends_the_request_without_executing(kind: str, tmp_path: Path) -> None:
+    async with hosting(kind, tmp_path, timeout=0.2) as hosted:
+        run_id = await hosted.host.start(_writes("w-1"), None)
+        (waiting,) = await hosted.waiting()
         assert waiting.expires_at is not None and 0 < waiting.expires_at - waiting.created_at <= 0.21
-        events = [event async for event in host.events(run_id)]
+        events = await hosted.finished(run_id)
         assert any(isinstance(e, ApprovalResolved) and e.decision == "timeout" for e in events)
-        assert recorder.executed == [] and await host.pending() == []
-        host.close()
+        assert hosted.recorder.executed == [] and await hosted.host.pending() == []
+
+
+@pytest.mark.parametrize("kind", HOSTS)
+async def test_on_timeout_wait_keeps_the_request_open_until_someone_answers(
+    kind: str, tmp_path: Path
+) -> None:
+    rules = [{"tool": "write_note", "decision": "ask", "timeoutSeconds": 0.1, "onTimeout": "wait"}]
+    async with hosting(kind, tmp_path, timeout=0.1, rules=rules) as hosted:
+        run_id = await hosted.host.start(_writes("w-1"), None)
+        (waiting,) = await hosted.waiting()
+        assert waiting.expires_at is None and waiting.request.timeout_seconds is None
+        await asyncio.sleep(0.4)  # past both timeouts: still waiting
+        (still,) = await hosted.host.pending()
+        assert still.request_id == waiting.request_id and hosted.recorder.executed == []
+        await hosted.host.decide(waiting.request_id, ApprovalDecision(kind="approve"), decided_by="human")
+        assert (await hosted.finished(run_id))[-1].status == "succeeded"
+        assert [call_id for call_id, _args, _approval in hosted.recorder.executed] == ["w-1"]
 
 
 async def test_what_the_host_cannot_do_is_said(tmp_path: Path) -> None:

@@ -1,0 +1,256 @@
+"""The durable run host: runs on Temporal, listed and answered from any process that holds the user's key.
+
+:class:`TemporalRunHost` is a :class:`~ditto_tui.runs.RunHost` over a Temporal client. A run is a
+``DittoRun`` workflow (:mod:`ditto_tui.runs.temporal.workflow`) whose nodes run on a worker
+(:class:`~ditto_tui.runs.temporal.worker.DittoWorker`, in the app, ``ditto-tui worker`` or the host's own
+``worker=``); every payload is encrypted with the user's key (:mod:`ditto_tui.runs.temporal.codec`).
+Listing runs and their waiting requests reads the workflows' memos, so it needs no worker alive; a
+decision is an update checked by the workflow, or, when no worker takes it in time, a signal the server
+keeps and the workflow checks again when a worker is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.converter import DataConverter
+from temporalio.service import RPCError, RPCStatusCode
+
+from ditto_tui.errors import ValidationError
+from ditto_tui.runs import DecisionRejected, PendingRequest, Plan, Resolution, RunStatus, RunSummary
+from ditto_tui.runs.temporal import wire
+from ditto_tui.runs.temporal.codec import KeyCodec, load_key
+from ditto_tui.runs.temporal.worker import DittoWorker, snapshot
+from ditto_tui.runs.temporal.workflow import GRAPH_ATTRIBUTE, WORKFLOW
+from ditto_tui.runtime import ExecutionEvent, Graph, RunFinished
+from ditto_tui.supervise.inbox import InboxAnswer
+from ditto_tui.supervise.requests import ApprovalRequest
+
+DEFAULT_TASK_QUEUE = "ditto-tui"
+UPDATE_WAIT_SECONDS = 3.0
+"""How long a decision waits for a worker to take it before it is queued for the next one."""
+_POLL_SECONDS = 0.05
+_CLOSED = {
+    WorkflowExecutionStatus.COMPLETED: None,
+    WorkflowExecutionStatus.FAILED: "failed",
+    WorkflowExecutionStatus.CANCELED: "cancelled",
+    WorkflowExecutionStatus.TERMINATED: "cancelled",
+    WorkflowExecutionStatus.TIMED_OUT: "failed",
+}
+
+
+def data_converter(key: bytes | None = None) -> DataConverter:
+    """The converter every durable-run client and worker uses: the user's key over every payload."""
+    return dataclasses.replace(DataConverter.default, payload_codec=KeyCodec(key or load_key()))
+
+
+async def connect(
+    address: str, *, namespace: str = "default", key: bytes | None = None, **options: Any
+) -> Client:
+    """A client of the Temporal server at ``address`` that encrypts with the user's key."""
+    return await Client.connect(address, namespace=namespace, data_converter=data_converter(key), **options)
+
+
+class TemporalRunHost:
+    """Runs on the Temporal server ``client`` talks to, on ``task_queue``. ``worker`` (optional) is this
+    process's own worker: graphs started here are added to it. ``search`` says whether the server has the
+    ``DittoPending``/``DittoGraph`` search attributes (the dev server ditto-tui starts does)."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        worker: DittoWorker | None = None,
+        search: bool = True,
+        update_wait: float = UPDATE_WAIT_SECONDS,
+    ) -> None:
+        self.client, self.task_queue, self.worker, self.search = client, task_queue, worker, search
+        self.update_wait = update_wait
+        self._started: list[str] = []
+
+    # -- runs -----------------------------------------------------------------------------------------
+
+    async def start(self, graph: Plan, input: Any, *, run_id: str | None = None) -> str:
+        if not isinstance(graph, Graph):
+            raise ValidationError("a durable run takes a graph built with graph(name); loops run embedded")
+        run_id = run_id or f"run-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        if self.worker is not None:
+            self.worker.add_plan(graph)
+        spec = {"run_id": run_id, "graph": snapshot(graph), "input": wire.dump(input), "search": self.search}
+        attributes = TypedSearchAttributes(
+            [SearchAttributePair(GRAPH_ATTRIBUTE, graph.name)] if self.search else []
+        )
+        await self.client.start_workflow(
+            WORKFLOW, spec, id=run_id, task_queue=self.task_queue, search_attributes=attributes
+        )
+        self._started.append(run_id)
+        return run_id
+
+    async def runs(self, *, status: RunStatus | None = None) -> list[RunSummary]:
+        found = []
+        for run_id, memo, state, started in await self._listed():
+            summary = RunSummary(
+                run_id=run_id,
+                graph=str(memo.get("graph", "")),
+                status=state,
+                started_at=started,
+                pending=len(memo.get("pending", ())) if state == "running" else 0,
+            )
+            if status is None or summary.status == status:
+                found.append(summary)
+        return found
+
+    async def _listed(self) -> list[tuple[str, Mapping[str, Any], RunStatus, float]]:
+        """Each run: id, memo, status, start time (oldest first); by listing when the server lists
+        workflows, else the runs this host started."""
+        listed: list[tuple[str, Mapping[str, Any], RunStatus, float]] = []
+        try:
+            async for execution in self.client.list_workflows(f"WorkflowType = '{WORKFLOW}'"):
+                memo = await execution.memo()
+                listed.append(
+                    (execution.id, memo, _status(execution.status, memo), execution.start_time.timestamp())
+                )
+        except RPCError as exc:
+            if exc.status != RPCStatusCode.UNIMPLEMENTED:
+                raise
+            for run_id in self._started:
+                described = await self.client.get_workflow_handle(run_id).describe()
+                memo = await described.memo()
+                listed.append(
+                    (run_id, memo, _status(described.status, memo), described.start_time.timestamp())
+                )
+        listed.sort(key=lambda item: item[3])
+        return listed
+
+    async def pending(self) -> list[PendingRequest]:
+        waiting = [
+            request
+            for run_id, memo, state, _started in await self._listed()
+            if state == "running"
+            for request in self._pending_of(run_id, memo)
+        ]
+        waiting.sort(key=lambda request: request.created_at)
+        return waiting
+
+    @staticmethod
+    def _pending_of(run_id: str, memo: Mapping[str, Any]) -> list[PendingRequest]:
+        return [
+            PendingRequest(
+                request_id=item["request_id"],
+                run_id=run_id,
+                kind=item["kind"],
+                summary=item["summary"],
+                created_at=item["created_at"],
+                expires_at=item["expires_at"],
+                request=wire.load(item["request"]),
+            )
+            for item in memo.get("pending", ())
+        ]
+
+    async def decide(self, request_id: str, decision: InboxAnswer, *, decided_by: str) -> Resolution:
+        found = None
+        for run_id, memo, state, _started in await self._listed():
+            if request_id in memo.get("ended", ()) or (state != "running" and _asked(memo, request_id)):
+                raise DecisionRejected(f"request {request_id!r} is no longer pending")
+            if state == "running" and _asked(memo, request_id):
+                found = next(p for p in self._pending_of(run_id, memo) if p.request_id == request_id)
+        if found is None or found.run_id is None:
+            raise DecisionRejected(f"request {request_id!r} is not pending (answered, ended or unknown)")
+        decided = {
+            "request_id": request_id,
+            "answer": wire.dump(decision),
+            "decided_by": decided_by,
+            "seen": _seen(found.request),
+        }
+        handle = self.client.get_workflow_handle(found.run_id)
+        queued = False
+        try:
+            await handle.execute_update("decide", decided, rpc_timeout=timedelta(seconds=self.update_wait))
+        except WorkflowUpdateFailedError as exc:
+            raise DecisionRejected(_reason(exc)) from None
+        except (WorkflowUpdateRPCTimeoutOrCancelledError, RPCError) as exc:
+            if isinstance(exc, RPCError) and exc.status not in (
+                RPCStatusCode.DEADLINE_EXCEEDED,
+                RPCStatusCode.CANCELLED,
+            ):
+                raise
+            await handle.signal("queued_decide", decided)  # no worker took it: kept, checked on its return
+            queued = True
+        kind = getattr(decision, "kind", None)
+        return Resolution(
+            request_id=request_id,
+            run_id=found.run_id,
+            decision=kind if isinstance(kind, str) else ("approve" if decision.approves else "deny"),
+            decided_by=decided_by,
+            queued=queued,
+        )
+
+    async def events(self, run_id: str, *, after: int = 0) -> AsyncIterator[ExecutionEvent]:
+        handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(run_id)
+        while True:
+            try:
+                state = await handle.query("state", after)
+            except RPCError:
+                described = await handle.describe()
+                if described.status == WorkflowExecutionStatus.RUNNING:
+                    await asyncio.sleep(_POLL_SECONDS * 4)  # no worker yet: the history waits for one
+                    continue
+                state = {"events": (await handle.result())["events"][after:]}
+            for item in state["events"]:
+                event = wire.load(item)
+                after = event.seq
+                yield event
+                if isinstance(event, RunFinished):
+                    return
+            await asyncio.sleep(_POLL_SECONDS)
+
+    async def cancel(self, run_id: str, reason: str) -> None:
+        handle = self.client.get_workflow_handle(run_id)
+        await handle.cancel()
+        async for _event in self.events(run_id):
+            pass
+
+
+def _status(status: WorkflowExecutionStatus | None, memo: Mapping[str, Any]) -> RunStatus:
+    if status == WorkflowExecutionStatus.RUNNING or status is None:
+        return "running"
+    said = memo.get("status")
+    closed = _CLOSED.get(status)
+    if closed is None:
+        return "succeeded" if said == "succeeded" else "cancelled" if said == "cancelled" else "failed"
+    return "cancelled" if closed == "cancelled" else "failed"
+
+
+def _asked(memo: Mapping[str, Any], request_id: str) -> bool:
+    return any(item.get("request_id") == request_id for item in memo.get("pending", ()))
+
+
+def _seen(request: Any) -> dict[str, Any]:
+    """What the decider saw of the call: the digests the workflow checks the waiting call against."""
+    if isinstance(request, ApprovalRequest):
+        return {"arguments_digest": request.arguments_digest, "tool_digest": request.tool_digest}
+    return {}
+
+
+def _reason(error: WorkflowUpdateFailedError) -> str:
+    cause = error.cause
+    message = getattr(cause, "message", None) or str(cause or error)
+    return str(message)
+
+
+__all__ = ["DEFAULT_TASK_QUEUE", "DittoWorker", "TemporalRunHost", "connect", "data_converter", "snapshot"]

@@ -1,0 +1,248 @@
+"""The worker of durable runs: runs each node's activity on this process's runtime, and carries the
+requests its calls wait on to the run's workflow and the answers back.
+
+The node is bound and called on the worker's :class:`~ditto_tui.runtime.Runtime`, so its calls go through
+the same approval gate, rules, grants, modes and reviews as an embedded run's, and the same events are
+reported: they are sent to the workflow in order (the ``emitted`` signal) before the activity returns.
+A request the gate puts in the worker's inbox is asked of the workflow (the ``ask`` update) and waits
+there, with its deadline kept by the workflow's timer (the inbox does not time it out itself); the
+answer comes back and resolves it in the inbox, so the gate checks and records it as a person's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+from types import CodeType
+from typing import Any
+
+from temporalio import activity
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+from ditto_tui.errors import ValidationError
+from ditto_tui.runs.temporal import wire
+from ditto_tui.runs.temporal.workflow import HEARTBEAT_SECONDS, RUN_NODE, DittoRun
+from ditto_tui.runtime import ExecutionEvent, Graph, Runtime
+from ditto_tui.supervise.inbox import Inbox, InboxRequest
+from ditto_tui.supervise.requests import ApprovalRequest
+
+logger = logging.getLogger(__name__)
+
+
+def snapshot(plan: Graph) -> dict[str, Any]:
+    """What a run on Temporal is given of its graph: each node's id, type and dependencies, and a digest
+    of them and of what each node's binding does (its code, not the file it came from)."""
+    nodes = [{"id": n.id, "type": n.type, "deps": list(n.deps)} for n in plan.nodes.values()]
+    binds = [_code_digest(getattr(n.bind, "__code__", None)) for n in plan.nodes.values()]
+    text = json.dumps({"name": plan.name, "nodes": nodes, "binds": binds}, sort_keys=True)
+    return {"name": plan.name, "nodes": nodes, "digest": hashlib.sha256(text.encode()).hexdigest()}
+
+
+def _code_digest(code: CodeType | None) -> str:
+    if code is None:
+        return ""
+    parts = [code.co_code.hex(), repr(code.co_names)]
+    for const in code.co_consts:
+        parts.append(_code_digest(const) if isinstance(const, CodeType) else repr(const))
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def binding(request: InboxRequest) -> str:
+    """What ties a request to the call that asked it, across a worker's restart: node, kind, call id and,
+    for a tool call, the tool's and the arguments' digests."""
+    node_id = getattr(request, "node_id", None)
+    call = getattr(request, "call", None)
+    parts = [str(node_id), request.kind, str(getattr(call, "id", request.request_id))]
+    if isinstance(request, ApprovalRequest):
+        parts += [request.tool_digest, request.arguments_digest]
+    return "|".join(parts)
+
+
+def summary(request: InboxRequest) -> str:
+    """A request in one line (untrusted text: shown inert)."""
+    if isinstance(request, ApprovalRequest):
+        return f"approve {request.tool} ({request.call.id})"
+    return f"{request.kind} {request.request_id}"
+
+
+class _Stream:
+    """The events of one run on this worker, sent to its workflow in order."""
+
+    def __init__(self, client: Client, run_id: str) -> None:
+        self.handle = client.get_workflow_handle(run_id)
+        self.buffer: list[dict[str, Any]] = []
+        self.users = 0
+        self._sending: asyncio.Task[None] | None = None
+
+    def add(self, event: ExecutionEvent) -> None:
+        try:
+            self.buffer.append(wire.dump(event))
+        except ValidationError as exc:
+            logger.warning("event %s of run %s not stored: %s", event.kind, event.run_id, exc)
+            return
+        if self._sending is None or self._sending.done():
+            self._sending = asyncio.ensure_future(self._send())
+
+    async def _send(self) -> None:
+        await asyncio.sleep(0)  # what one step of the run reports goes in one signal
+        while self.buffer:
+            batch, self.buffer = self.buffer, []
+            await self.handle.signal("emitted", batch)
+
+    async def flush(self) -> None:
+        while self._sending is not None and not self._sending.done():
+            await asyncio.shield(self._sending)
+        if self.buffer:
+            self._sending = asyncio.ensure_future(self._send())
+            await asyncio.shield(self._sending)
+
+
+class DittoWorker:
+    """A Temporal worker for ``task_queue`` running durable runs' nodes on ``runtime``; the requests of
+    their calls go through ``inbox`` (the runtime's approval gate's) to the workflow. ``plans`` are the
+    graphs it can run, by name (a run whose graph differs from the worker's is refused)."""
+
+    def __init__(
+        self,
+        client: Client,
+        runtime: Runtime,
+        inbox: Inbox,
+        *,
+        task_queue: str,
+        plans: Mapping[str, Graph] = {},
+        sticky_seconds: float = 1.0,
+    ) -> None:
+        self.client, self.runtime, self.inbox, self.task_queue = client, runtime, inbox, task_queue
+        self.plans: dict[str, Graph] = dict(plans)
+        self._streams: dict[str, _Stream] = {}
+        self._asking: dict[str, asyncio.Task[None]] = {}
+        self._stops = [
+            runtime.subscribe(self._seen),
+            inbox.on_request(self._requested),
+            inbox.on_end(self._ended),
+        ]
+        inbox.timed_elsewhere = lambda request: getattr(request, "run_id", None) in self._streams
+        self.worker = Worker(
+            client,
+            task_queue=task_queue,
+            workflows=[DittoRun],
+            activities=[self.run_node],
+            workflow_runner=UnsandboxedWorkflowRunner(),
+            sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_seconds),
+            graceful_shutdown_timeout=timedelta(seconds=2),
+        )
+        self._running: asyncio.Task[None] | None = None
+
+    def add_plan(self, plan: Graph) -> None:
+        """Let this worker run ``plan``'s nodes."""
+        self.plans[plan.name] = plan
+
+    async def start(self) -> None:
+        """Poll the task queue in the background until :meth:`shutdown`."""
+        self._running = asyncio.ensure_future(self.worker.run())
+        await asyncio.sleep(0)
+
+    async def shutdown(self) -> None:
+        """Stop polling, letting running activities end first (gracefully: the server notices at once)."""
+        for stop in self._stops:
+            stop()
+        self._stops = []
+        self.inbox.timed_elsewhere = None
+        if self._running is not None:
+            await self.worker.shutdown()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await self._running
+
+    # -- a node ---------------------------------------------------------------------------------------
+
+    @activity.defn(name=RUN_NODE)
+    async def run_node(self, task: dict[str, Any]) -> dict[str, Any]:
+        run_id, node_id = task["run_id"], task["node_id"]
+        plan = self.plans.get(task["graph"])
+        if plan is None:
+            return {"error": f"this worker has no graph {task['graph']!r}: start the worker in its workspace"}
+        if snapshot(plan)["digest"] != task["digest"]:
+            return {"error": f"this worker's graph {plan.name!r} is not the one the run was started with"}
+        stream = self._streams.get(run_id)
+        if stream is None:
+            stream = self._streams[run_id] = _Stream(self.client, run_id)
+        stream.users += 1
+        beating = asyncio.ensure_future(_heartbeat())
+        try:
+            output = await self.runtime.run_node(
+                plan, node_id, wire.load(task["input"]), wire.load(task["deps"]), run_id=run_id
+            )
+            return {"output": wire.dump(output)}
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return {"error": self.runtime.public_error(exc)}
+        finally:
+            beating.cancel()
+            await stream.flush()
+            stream.users -= 1
+            if stream.users == 0:
+                del self._streams[run_id]
+
+    def _seen(self, event: ExecutionEvent) -> None:
+        stream = self._streams.get(event.run_id)
+        if stream is not None and event.kind not in ("run_started", "run_finished"):
+            stream.add(event)
+
+    # -- its requests ---------------------------------------------------------------------------------
+
+    def _requested(self, request: InboxRequest) -> None:
+        run_id = getattr(request, "run_id", None)
+        if run_id in self._streams:
+            self._asking[request.request_id] = asyncio.ensure_future(self._ask(run_id, request))
+
+    async def _ask(self, run_id: str, request: InboxRequest) -> None:
+        asked = {
+            "request_id": request.request_id,
+            "kind": request.kind,
+            "binding": binding(request),
+            "summary": summary(request),
+            "timeout": self.inbox.timeout_of(request.request_id),
+            "request": wire.dump(request),
+            "input_schema": wire.dump(getattr(request, "input_schema", None)),
+            "arguments_digest": getattr(request, "arguments_digest", None),
+            "tool_digest": getattr(request, "tool_digest", None),
+        }
+        handle = self.client.get_workflow_handle(run_id)
+        try:
+            answer = await handle.execute_update("ask", asked)
+        except WorkflowUpdateFailedError:
+            logger.exception("run %s did not take request %s", run_id, request.request_id)
+            self.inbox.withdraw(request.request_id)
+            return
+        if answer["status"] == "answered":
+            self.inbox.resolve(request.request_id, wire.load(answer["answer"]))
+        elif answer["status"] == "timeout":
+            self.inbox.expire(request.request_id)
+        else:
+            self.inbox.withdraw(request.request_id)
+
+    def _ended(self, request: InboxRequest) -> None:
+        asking = self._asking.pop(request.request_id, None)
+        if asking is None:
+            return
+        how = "answered" if asking.done() else "withdrawn"
+        asking.cancel()
+        run_id = getattr(request, "run_id", None)
+        stream = self._streams.get(run_id) if isinstance(run_id, str) else None
+        if stream is not None:
+            settle = stream.handle.signal("settled", args=[binding(request), how])
+            stream_task = asyncio.ensure_future(settle)
+            stream_task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+
+async def _heartbeat() -> None:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(HEARTBEAT_SECONDS / 4)

