@@ -39,6 +39,23 @@ async def time_skipping() -> AsyncIterator[WorkflowEnvironment]:
         await env.shutdown()
 
 
+@contextlib.asynccontextmanager
+async def dev_server(tmp_path: Path) -> AsyncIterator[WorkflowEnvironment]:
+    """The real Temporal dev server (``temporal server start-dev``, loopback, its database in
+    ``tmp_path``), with ditto-tui's search attributes."""
+    from ditto_tui.runs.temporal.workflow import GRAPH_ATTRIBUTE, PENDING_ATTRIBUTE
+
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=binary("temporal"),
+        search_attributes=[PENDING_ATTRIBUTE, GRAPH_ATTRIBUTE],
+        dev_server_database_filename=str(tmp_path / "temporal.db"),
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
 def keyed(client: Client, key: bytes = TEST_KEY) -> Client:
     """``client`` with the codec of ``key``."""
     config = client.config()

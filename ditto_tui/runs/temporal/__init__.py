@@ -33,7 +33,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from ditto_tui.errors import ValidationError
 from ditto_tui.runs import DecisionRejected, PendingRequest, Plan, Resolution, RunStatus, RunSummary
 from ditto_tui.runs.temporal import wire
-from ditto_tui.runs.temporal.codec import KeyCodec, load_key
+from ditto_tui.runs.temporal.codec import KeyCodec, is_foreign, load_key
 from ditto_tui.runs.temporal.worker import DittoWorker, snapshot
 from ditto_tui.runs.temporal.workflow import GRAPH_ATTRIBUTE, WORKFLOW
 from ditto_tui.runtime import ExecutionEvent, Graph, RunFinished
@@ -122,6 +122,8 @@ class TemporalRunHost:
         try:
             async for execution in self.client.list_workflows(f"WorkflowType = '{WORKFLOW}'"):
                 memo = await execution.memo()
+                if any(is_foreign(value) for value in memo.values()):
+                    continue  # another key's run: nothing of it is readable, nor shown
                 listed.append(
                     (execution.id, memo, _status(execution.status, memo), execution.start_time.timestamp())
                 )
@@ -131,6 +133,8 @@ class TemporalRunHost:
             for run_id in self._started:
                 described = await self.client.get_workflow_handle(run_id).describe()
                 memo = await described.memo()
+                if any(is_foreign(value) for value in memo.values()):
+                    continue
                 listed.append(
                     (run_id, memo, _status(described.status, memo), described.start_time.timestamp())
                 )

@@ -4,12 +4,14 @@ The Temporal server keeps a run's history: its graph, its input, each node's out
 each decision. :class:`KeyCodec` encrypts each payload with AES-256-GCM under a key kept in the user
 config directory (``durable.key``, mode 0600, made on first use), so the server, and whoever reads its
 database, holds no plain arguments. A payload that does not decrypt under the key (another user's, a
-forged or altered one, a plain one a client without the key sent) raises :class:`ForeignPayload`: the
-worker then fails the workflow task, retries it and executes nothing, and the client says why.
+forged or altered one, a plain one a client without the key sent) is decoded as :data:`FOREIGN`, a value
+that carries none of it: the workflow refuses a run started with it (nothing runs) and a decision made
+with it (refused and recorded), and a listing shows nothing of it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Sequence
@@ -28,11 +30,17 @@ _KEY_BYTES = 32
 _NONCE_BYTES = 12
 
 
-class ForeignPayload(DittoError):
-    """A stored payload this user's key did not make: refused, and nothing it asks for is done."""
+FOREIGN_MARK = "__ditto_foreign__"
+FOREIGN = {FOREIGN_MARK: "not made with your key"}
+"""What a payload this user's key did not make decodes to: nothing of what it held."""
+_FOREIGN_PAYLOAD = Payload(
+    metadata={"encoding": b"json/plain"}, data=json.dumps(FOREIGN, separators=(",", ":")).encode()
+)
 
-    title = "Payload not made with your key"
-    code = "FOREIGN_PAYLOAD"
+
+def is_foreign(value: object) -> bool:
+    """Whether ``value`` is (or holds at its top) a payload not made with the user's key."""
+    return isinstance(value, dict) and FOREIGN_MARK in value
 
 
 def key_path() -> Path:
@@ -103,12 +111,12 @@ class KeyCodec(PayloadCodec):
 
     def _open(self, payload: Payload) -> Payload:
         if payload.metadata.get("encoding") != ENCODING:
-            raise ForeignPayload("a stored payload is not encrypted with a ditto-tui key: refused")
+            return _FOREIGN_PAYLOAD
         nonce, sealed = payload.data[:_NONCE_BYTES], payload.data[_NONCE_BYTES:]
         try:
             plain = self._aead.decrypt(nonce, sealed, ENCODING)
         except Exception:  # InvalidTag: another key, or altered on the way
-            raise ForeignPayload("a stored payload was not made with your key: refused") from None
+            return _FOREIGN_PAYLOAD
         opened = Payload()
         opened.ParseFromString(plain)
         return opened

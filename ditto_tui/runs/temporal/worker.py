@@ -117,6 +117,7 @@ class DittoWorker:
         task_queue: str,
         plans: Mapping[str, Graph] = {},
         sticky_seconds: float = 1.0,
+        cached_runs: int = 1000,
     ) -> None:
         self.client, self.runtime, self.inbox, self.task_queue = client, runtime, inbox, task_queue
         self.plans: dict[str, Graph] = dict(plans)
@@ -135,9 +136,11 @@ class DittoWorker:
             activities=[self.run_node],
             workflow_runner=UnsandboxedWorkflowRunner(),
             sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_seconds),
+            max_cached_workflows=cached_runs,
             graceful_shutdown_timeout=timedelta(seconds=2),
         )
         self._running: asyncio.Task[None] | None = None
+        self._closing = False
 
     def add_plan(self, plan: Graph) -> None:
         """Let this worker run ``plan``'s nodes."""
@@ -150,14 +153,15 @@ class DittoWorker:
 
     async def shutdown(self) -> None:
         """Stop polling, letting running activities end first (gracefully: the server notices at once)."""
-        for stop in self._stops:
-            stop()
-        self._stops = []
-        self.inbox.timed_elsewhere = None
+        self._closing = True  # what the stopping does to the runs' calls stays out of their record
         if self._running is not None:
             await self.worker.shutdown()
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await self._running
+        for stop in self._stops:
+            stop()
+        self._stops = []
+        self.inbox.timed_elsewhere = None
 
     # -- a node ---------------------------------------------------------------------------------------
 
@@ -192,7 +196,7 @@ class DittoWorker:
 
     def _seen(self, event: ExecutionEvent) -> None:
         stream = self._streams.get(event.run_id)
-        if stream is not None and event.kind not in ("run_started", "run_finished"):
+        if stream is not None and not self._closing and event.kind not in ("run_started", "run_finished"):
             stream.add(event)
 
     # -- its requests ---------------------------------------------------------------------------------
@@ -217,9 +221,13 @@ class DittoWorker:
         handle = self.client.get_workflow_handle(run_id)
         try:
             answer = await handle.execute_update("ask", asked)
-        except WorkflowUpdateFailedError:
-            logger.exception("run %s did not take request %s", run_id, request.request_id)
-            self.inbox.withdraw(request.request_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the run refused it, ended, or this worker is stopping
+            if not self._closing:
+                level = logging.ERROR if isinstance(exc, WorkflowUpdateFailedError) else logging.WARNING
+                logger.log(level, "run %s did not take request %s: %s", run_id, request.request_id, exc)
+                self.inbox.withdraw(request.request_id)
             return
         if answer["status"] == "answered":
             self.inbox.resolve(request.request_id, wire.load(answer["answer"]))
@@ -234,6 +242,8 @@ class DittoWorker:
             return
         how = "answered" if asking.done() else "withdrawn"
         asking.cancel()
+        if self._closing:  # the worker stops, not the call: the request waits for the next worker
+            return
         run_id = getattr(request, "run_id", None)
         stream = self._streams.get(run_id) if isinstance(run_id, str) else None
         if stream is not None:

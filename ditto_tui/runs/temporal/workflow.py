@@ -29,6 +29,8 @@ from temporalio.common import RetryPolicy, SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ActivityCancellationType
 
+from ditto_tui.runs.temporal.codec import FOREIGN_MARK
+
 WORKFLOW = "DittoRun"
 RUN_NODE = "ditto_run_node"
 PENDING_ATTRIBUTE = SearchAttributeKey.for_keyword_list("DittoPending")
@@ -68,6 +70,18 @@ class DittoRun:
 
     @workflow.run
     async def run(self, spec: dict[str, Any]) -> dict[str, Any]:
+        if FOREIGN_MARK in spec:  # started without the user's key: nothing of it runs
+            self._status = "failed"
+            self._run_id = workflow.info().workflow_id
+            self._emit(
+                "run_finished",
+                status="failed",
+                duration_ms=0.0,
+                error="refused: the run was not started with your key, so nothing of it ran",
+                failed_node=None,
+            )
+            self._publish()
+            return {"status": "failed", "outputs": None, "events": self._events}
         self._run_id, self._graph, self._search = (
             spec["run_id"],
             spec["graph"]["name"],
@@ -187,6 +201,8 @@ class DittoRun:
     @workflow.signal
     def emitted(self, batch: list[dict[str, Any]]) -> None:
         """Events a node's activity reported (node started, approvals, tool results...), in order."""
+        if not isinstance(batch, list):
+            return  # not made with the user's key: no event of it is recorded
         for item in batch:
             data = dict(item["data"], seq=len(self._events) + 1, run_id=self._run_id)
             self._events.append({**item, "data": data})
@@ -239,6 +255,8 @@ class DittoRun:
     def settled(self, binding: str, how: str) -> None:
         """The asking call is done with its request (its outcome is in its events): no longer pending, and
         a later call with the same binding asks afresh."""
+        if not isinstance(binding, str):
+            return
         for entry in self._requests.values():
             if entry["binding"] == binding and not entry["settled"]:
                 entry["settled"] = True
@@ -281,6 +299,8 @@ class DittoRun:
         }
 
     def _unfit(self, decided: dict[str, Any]) -> str | None:
+        if not isinstance(decided, dict) or FOREIGN_MARK in decided:
+            return "the decision was not made with your key: refused"
         request_id = decided.get("request_id")
         entry = self._requests.get(request_id) if isinstance(request_id, str) else None
         if entry is None:
