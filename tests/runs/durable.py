@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from temporalio.client import Client
+from temporalio.converter import DataConverter
 from temporalio.testing import WorkflowEnvironment
 
 from ditto_tui.runs.temporal import DittoWorker, TemporalRunHost, data_converter
@@ -56,10 +57,10 @@ async def dev_server(tmp_path: Path) -> AsyncIterator[WorkflowEnvironment]:
         await env.shutdown()
 
 
-def keyed(client: Client, key: bytes = TEST_KEY) -> Client:
-    """``client`` with the codec of ``key``."""
+def keyed(client: Client, key: bytes | None = TEST_KEY) -> Client:
+    """``client`` with the codec of ``key`` (None: no codec, as a reader of the server's store sees it)."""
     config = client.config()
-    config["data_converter"] = data_converter(key)
+    config["data_converter"] = data_converter(key) if key is not None else DataConverter.default
     return Client(**config)
 
 

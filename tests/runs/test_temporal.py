@@ -6,11 +6,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.converter import DataConverter
 from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
 
 from ditto_tui.runs import DecisionRejected
@@ -84,7 +83,7 @@ class Rig:
 
 
 async def _history_bytes(client: Client, run_id: str) -> bytes:
-    plain = Client(**{**client.config(), "data_converter": DataConverter.default})
+    plain = keyed(client, None)
     history = await plain.get_workflow_handle(run_id).fetch_history()
     return history.to_json().encode() + b"".join(e.SerializeToString() for e in history.events)
 
@@ -184,7 +183,8 @@ async def test_a_recorded_history_replays_to_the_same_decisions(tmp_path: Path) 
             plan.node("b", "INTERACTION.ACT.TOOL", ["a"], lambda _i, _d: act(id="b"))
             await rig.start_worker(plan)
             run_id = await rig.host.start(plan, None)
-            for call_id, kind in (("a", "approve"), ("b", "deny")):
+            answers: tuple[tuple[str, Literal["approve", "deny"]], ...] = (("a", "approve"), ("b", "deny"))
+            for call_id, kind in answers:
                 (waiting,) = await rig.waiting()
                 assert waiting.request.call.id == call_id
                 await rig.host.decide(waiting.request_id, ApprovalDecision(kind=kind), decided_by="human")
