@@ -573,6 +573,34 @@ class InferConfig(ConfigModel):
     stream: bool = Field(default=True, description="Ask an openai endpoint to stream its answers.")
 
 
+class RunsTlsConfig(ConfigModel):
+    """TLS to a remote Temporal server: a client certificate and key, and the server's CA (paths)."""
+
+    cert: str | None = Field(default=None, description="The client certificate (PEM file).")
+    key: str | None = Field(default=None, description="The client certificate's key (PEM file).")
+    ca: str | None = Field(default=None, description="The CA that signed the server's certificate.")
+
+
+class RunsConfig(ConfigModel):
+    """Where runs live: ``embedded`` (this process, the default), ``local`` (a Temporal dev server
+    ditto-tui starts on 127.0.0.1 for the user) or ``remote`` (a Temporal cluster at ``address``)."""
+
+    host: Literal["embedded", "local", "remote"] = Field(default="embedded", description="The run host.")
+    address: str | None = Field(default=None, description="remote: the server's HOST:PORT.")
+    namespace: str = Field(default="default", description="The Temporal namespace.")
+    task_queue: str = Field(default="ditto-tui", description="The task queue of this workspace's workers.")
+    tls: RunsTlsConfig | None = Field(default=None, description="remote: TLS settings.")
+    api_key: str | None = Field(default=None, description="remote: an API key (write it as ${VAR}).")
+
+    @model_validator(mode="after")
+    def _remote_needs_address(self) -> Self:
+        if self.host == "remote" and not self.address:
+            raise ValueError("runs.host remote needs runs.address (HOST:PORT)")
+        if self.host != "remote" and (self.address or self.tls or self.api_key):
+            raise ValueError("runs.address, tls and apiKey apply only to runs.host remote")
+        return self
+
+
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|credential|auth|cookie|(?:^|_)pat(?:_|$)")
 
 
@@ -585,6 +613,7 @@ class RuntimeConfig(ConfigModel):
     mcp: McpConfig = Field(default_factory=McpConfig, description="MCP servers and discovery limits.")
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig, description="The approval policy.")
     infer: InferConfig = Field(default_factory=InferConfig, description="The model provider.")
+    runs: RunsConfig = Field(default_factory=RunsConfig, description="Where runs live (durable runs).")
 
     _substituted: frozenset[str] = PrivateAttr(default=frozenset())
     _templates: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -599,7 +628,7 @@ class RuntimeConfig(ConfigModel):
         """Configured values to redact from public errors: API keys, MCP header values, MCP environment
         values whose name looks secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, …), and every
         value that came from ``${VAR}`` (from :data:`MIN_REDACTED_LENGTH` characters on)."""
-        values = [self.interaction.web_search.api_key, self.infer.api_key]
+        values = [self.interaction.web_search.api_key, self.infer.api_key, self.runs.api_key]
         values.extend(value for value in self._substituted if len(value) >= MIN_REDACTED_LENGTH)
         for server in self.mcp.servers.values():
             values.extend(server.headers.values())

@@ -39,7 +39,7 @@ LEGACY_TRUST = "trusted-workspaces.json"
 MIGRATED_SUFFIX = ".migrated"
 BUSY_TIMEOUT_MS = 10_000
 """How long a change waits for another process's change to end before it fails."""
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _LEGACY_LIMIT = 16 * 1024 * 1024
 _RETRY_SECONDS = 0.01
 _SCHEMA = (
@@ -64,6 +64,14 @@ _SCHEMA = (
         size INTEGER NOT NULL,
         content BLOB,
         PRIMARY KEY (workspace, name)
+    )""",
+    """CREATE TABLE IF NOT EXISTS durable_server (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        address TEXT NOT NULL,
+        ui TEXT,
+        pid INTEGER NOT NULL,
+        process_started TEXT,
+        started_at REAL NOT NULL
     )""",
 )
 

@@ -285,11 +285,22 @@ class LocalRunHost:
 
 
 def open_run_host(runtime: Runtime, inbox: Inbox, config: Mapping[str, Any] | None = None) -> RunHost:
-    """The run host the config names (``runs.host``); the embedded one is the only host built so far."""
-    host = (config or {}).get("host", "embedded")
-    if host != "embedded":
-        raise ValidationError(f"runs.host {host!r} is not available: only 'embedded' runs are built yet")
-    return LocalRunHost(runtime, inbox)
+    """The run host the config's ``runs:`` section names: ``embedded`` (the default), this process's runs
+    on ``runtime`` and ``inbox``; ``local`` or ``remote``, runs on Temporal (the ``durable`` extra),
+    connected on first use."""
+    settings = config or {}
+    host = settings.get("host", "embedded")
+    if host == "embedded":
+        return LocalRunHost(runtime, inbox)
+    if host not in ("local", "remote"):
+        raise ValidationError(f"runs.host {host!r} must be embedded, local or remote")
+    try:
+        from ditto_tui.runs.temporal import open_durable_host
+    except ImportError as exc:
+        raise ValidationError(
+            f"runs.host {host!r} needs the durable extra: pip install 'ditto-tui[durable]' ({exc})"
+        ) from None
+    return open_durable_host(settings)
 
 
 __all__ = [

@@ -199,8 +199,8 @@ async def test_what_the_host_cannot_do_is_said(tmp_path: Path) -> None:
     recorder, inbox = Recorder(), QueueApprover()
     runtime, _gate, _events = setup(tmp_path, [recorder.tool], approver=inbox)
     async with runtime:
-        with pytest.raises(ValidationError, match="only 'embedded' runs are built yet"):
-            open_run_host(runtime, inbox, {"host": "local"})
+        with pytest.raises(ValidationError, match="must be embedded, local or remote"):
+            open_run_host(runtime, inbox, {"host": "elsewhere"})
         host = LocalRunHost(runtime, inbox)
         with pytest.raises(ValidationError, match="names its runs itself"):
             await host.start(_writes("w-1"), None, run_id="mine")

@@ -15,7 +15,7 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -28,13 +28,13 @@ from temporalio.client import (
 )
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.converter import DataConverter
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from ditto_tui.errors import ValidationError
 from ditto_tui.runs import DecisionRejected, PendingRequest, Plan, Resolution, RunStatus, RunSummary
 from ditto_tui.runs.temporal import wire
 from ditto_tui.runs.temporal.codec import KeyCodec, is_foreign, load_key
-from ditto_tui.runs.temporal.worker import DittoWorker, snapshot
+from ditto_tui.runs.temporal.worker import DittoWorker, node_queue, snapshot
 from ditto_tui.runs.temporal.workflow import GRAPH_ATTRIBUTE, WORKFLOW
 from ditto_tui.runtime import ExecutionEvent, Graph, RunFinished
 from ditto_tui.supervise.inbox import InboxAnswer
@@ -72,16 +72,32 @@ class TemporalRunHost:
 
     def __init__(
         self,
-        client: Client,
+        client: Client | Callable[[], Awaitable[Client]],
         *,
         task_queue: str = DEFAULT_TASK_QUEUE,
         worker: DittoWorker | None = None,
         search: bool = True,
         update_wait: float = UPDATE_WAIT_SECONDS,
     ) -> None:
-        self.client, self.task_queue, self.worker, self.search = client, task_queue, worker, search
+        self._client = client if isinstance(client, Client) else None
+        self._connect = None if isinstance(client, Client) else client
+        self.task_queue, self.worker, self.search = task_queue, worker, search
         self.update_wait = update_wait
         self._started: list[str] = []
+
+    @property
+    def client(self) -> Client:
+        """The client, once connected (:meth:`connected`)."""
+        if self._client is None:
+            raise ValidationError("the run host is not connected yet")
+        return self._client
+
+    async def connected(self) -> Client:
+        """The client, connecting (and starting the local server) on first use."""
+        if self._client is None:
+            assert self._connect is not None
+            self._client = await self._connect()
+        return self._client
 
     # -- runs -----------------------------------------------------------------------------------------
 
@@ -91,11 +107,17 @@ class TemporalRunHost:
         run_id = run_id or f"run-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
         if self.worker is not None:
             self.worker.add_plan(graph)
-        spec = {"run_id": run_id, "graph": snapshot(graph), "input": wire.dump(input), "search": self.search}
+        spec = {
+            "run_id": run_id,
+            "graph": snapshot(graph),
+            "input": wire.dump(input),
+            "search": self.search,
+            "node_queue": node_queue(self.task_queue, graph.name),
+        }
         attributes = TypedSearchAttributes(
             [SearchAttributePair(GRAPH_ATTRIBUTE, graph.name)] if self.search else []
         )
-        await self.client.start_workflow(
+        await (await self.connected()).start_workflow(
             WORKFLOW, spec, id=run_id, task_queue=self.task_queue, search_attributes=attributes
         )
         self._started.append(run_id)
@@ -119,6 +141,7 @@ class TemporalRunHost:
         """Each run: id, memo, status, start time (oldest first); by listing when the server lists
         workflows, else the runs this host started."""
         listed: list[tuple[str, Mapping[str, Any], RunStatus, float]] = []
+        await self.connected()
         try:
             async for execution in self.client.list_workflows(f"WorkflowType = '{WORKFLOW}'"):
                 memo = await execution.memo()
@@ -181,7 +204,7 @@ class TemporalRunHost:
             "decided_by": decided_by,
             "seen": _seen(found.request),
         }
-        handle = self.client.get_workflow_handle(found.run_id)
+        handle = (await self.connected()).get_workflow_handle(found.run_id)
         queued = False
         try:
             await handle.execute_update("decide", decided, rpc_timeout=timedelta(seconds=self.update_wait))
@@ -205,7 +228,7 @@ class TemporalRunHost:
         )
 
     async def events(self, run_id: str, *, after: int = 0) -> AsyncIterator[ExecutionEvent]:
-        handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(run_id)
+        handle: WorkflowHandle[Any, Any] = (await self.connected()).get_workflow_handle(run_id)
         while True:
             try:
                 state = await handle.query("state", after)
@@ -224,10 +247,53 @@ class TemporalRunHost:
             await asyncio.sleep(_POLL_SECONDS)
 
     async def cancel(self, run_id: str, reason: str) -> None:
-        handle = self.client.get_workflow_handle(run_id)
+        handle = (await self.connected()).get_workflow_handle(run_id)
         await handle.cancel()
         async for _event in self.events(run_id):
             pass
+
+
+def open_durable_host(settings: Mapping[str, Any]) -> TemporalRunHost:
+    """The durable host ``settings`` (a config's ``runs:`` section) names, connecting on first use:
+    ``local`` starts the user's dev server when it is not running; ``remote`` connects to ``address``
+    with its TLS and API key."""
+    host = settings.get("host")
+    namespace = str(settings.get("namespace") or "default")
+
+    async def local() -> Client:
+        from ditto_tui.runs.temporal.server import ensure_running
+
+        server = await asyncio.to_thread(ensure_running)
+        return await connect(server.address, namespace=namespace)
+
+    async def remote() -> Client:
+        tls = settings.get("tls")
+        options: dict[str, Any] = {}
+        if isinstance(tls, Mapping):
+            options["tls"] = TLSConfig(
+                client_cert=_read(tls.get("cert")),
+                client_private_key=_read(tls.get("key")),
+                server_root_ca_cert=_read(tls.get("ca")),
+            )
+        if settings.get("api_key"):
+            options["api_key"] = str(settings["api_key"])
+            options.setdefault("tls", True)
+        return await connect(str(settings["address"]), namespace=namespace, **options)
+
+    if host not in ("local", "remote"):
+        raise ValidationError(f"runs.host {host!r} is not a durable host (local or remote)")
+    queue = str(settings.get("task_queue") or DEFAULT_TASK_QUEUE)
+    return TemporalRunHost(local if host == "local" else remote, task_queue=queue, search=host == "local")
+
+
+def _read(path: object) -> bytes | None:
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError as exc:
+        raise ValidationError(f"runs.tls: cannot read {path!r}: {exc.strerror}") from None
 
 
 def _status(status: WorkflowExecutionStatus | None, memo: Mapping[str, Any]) -> RunStatus:
@@ -257,4 +323,12 @@ def _reason(error: WorkflowUpdateFailedError) -> str:
     return str(message)
 
 
-__all__ = ["DEFAULT_TASK_QUEUE", "DittoWorker", "TemporalRunHost", "connect", "data_converter", "snapshot"]
+__all__ = [
+    "DEFAULT_TASK_QUEUE",
+    "DittoWorker",
+    "TemporalRunHost",
+    "connect",
+    "data_converter",
+    "open_durable_host",
+    "snapshot",
+]

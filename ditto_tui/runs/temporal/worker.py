@@ -35,6 +35,11 @@ from ditto_tui.supervise.requests import ApprovalRequest
 logger = logging.getLogger(__name__)
 
 
+def node_queue(task_queue: str, graph: str) -> str:
+    """The task queue of ``graph``'s nodes: only a worker that has the graph polls it."""
+    return f"{task_queue}/{graph}"
+
+
 def snapshot(plan: Graph) -> dict[str, Any]:
     """What a run on Temporal is given of its graph: each node's id, type and dependencies, and a digest
     of them and of what each node's binding does (its code, not the file it came from)."""
@@ -120,7 +125,8 @@ class DittoWorker:
         cached_runs: int = 1000,
     ) -> None:
         self.client, self.runtime, self.inbox, self.task_queue = client, runtime, inbox, task_queue
-        self.plans: dict[str, Graph] = dict(plans)
+        self.plans: dict[str, Graph] = {}
+        self._initial = dict(plans)
         self._streams: dict[str, _Stream] = {}
         self._asking: dict[str, asyncio.Task[None]] = {}
         self._stops = [
@@ -129,35 +135,51 @@ class DittoWorker:
             inbox.on_end(self._ended),
         ]
         inbox.timed_elsewhere = lambda request: getattr(request, "run_id", None) in self._streams
-        self.worker = Worker(
-            client,
-            task_queue=task_queue,
-            workflows=[DittoRun],
-            activities=[self.run_node],
-            workflow_runner=UnsandboxedWorkflowRunner(),
-            sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_seconds),
-            max_cached_workflows=cached_runs,
-            graceful_shutdown_timeout=timedelta(seconds=2),
-        )
-        self._running: asyncio.Task[None] | None = None
+        self._options: dict[str, Any] = {
+            "sticky_queue_schedule_to_start_timeout": timedelta(seconds=sticky_seconds),
+            "max_cached_workflows": cached_runs,
+            "graceful_shutdown_timeout": timedelta(seconds=2),
+        }
+        self._workers: dict[str, tuple[Worker, asyncio.Task[None] | None]] = {}
         self._closing = False
 
     def add_plan(self, plan: Graph) -> None:
-        """Let this worker run ``plan``'s nodes."""
+        """Let this worker run ``plan``'s nodes (their activities are on the graph's own task queue)."""
         self.plans[plan.name] = plan
+        queue = node_queue(self.task_queue, plan.name)
+        if queue not in self._workers:
+            worker = Worker(self.client, task_queue=queue, activities=[self.run_node], **self._options)
+            running = self._workers and any(task is not None for _w, task in self._workers.values())
+            self._workers[queue] = (worker, asyncio.ensure_future(worker.run()) if running else None)
 
     async def start(self) -> None:
-        """Poll the task queue in the background until :meth:`shutdown`."""
-        self._running = asyncio.ensure_future(self.worker.run())
+        """Poll the task queues in the background until :meth:`shutdown`: the runs' workflows on
+        ``task_queue``, each graph's nodes on its own."""
+        runs = Worker(
+            self.client,
+            task_queue=self.task_queue,
+            workflows=[DittoRun],
+            workflow_runner=UnsandboxedWorkflowRunner(),
+            **self._options,
+        )
+        self._workers[self.task_queue] = (runs, None)
+        for plan in list(self._initial.values()) + list(self.plans.values()):
+            self.add_plan(plan)
+        for queue, (worker, task) in list(self._workers.items()):
+            if task is None:
+                self._workers[queue] = (worker, asyncio.ensure_future(worker.run()))
         await asyncio.sleep(0)
 
     async def shutdown(self) -> None:
         """Stop polling, letting running activities end first (gracefully: the server notices at once)."""
         self._closing = True  # what the stopping does to the runs' calls stays out of their record
-        if self._running is not None:
-            await self.worker.shutdown()
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await self._running
+        workers = list(self._workers.values())
+        self._workers = {}
+        await asyncio.gather(*(worker.shutdown() for worker, task in workers if task is not None))
+        for _worker, task in workers:
+            if task is not None:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await task
         for stop in self._stops:
             stop()
         self._stops = []

@@ -173,6 +173,7 @@ class DittoRun:
         result: dict[str, Any] = await workflow.execute_activity(
             RUN_NODE,
             task,
+            task_queue=spec["node_queue"],
             start_to_close_timeout=timedelta(days=3650),
             heartbeat_timeout=timedelta(seconds=HEARTBEAT_SECONDS),
             retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=100), backoff_coefficient=1.0),

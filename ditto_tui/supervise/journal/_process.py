@@ -25,6 +25,12 @@ def _started(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
+def process_started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot), or None when the system does not say: with
+    the pid, it names one process, never another given the same id later."""
+    return _started(pid)
+
+
 @functools.cache
 def _own_start(pid: int) -> str | None:
     """:func:`_started` of this process (by its id, so a forked child reads its own), read once."""
