@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ditto_tui import grants_cli, project, runs_cli, trust_cli
+from ditto_tui import durable_cli, grants_cli, project, runs_cli, trust_cli
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
@@ -190,6 +190,12 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     run = commands.add_parser("run", help="run a graph file", description="Run a graph file (graphs/*.py).")
     run.add_argument("graph", help="the graph file, e.g. graphs/read_and_deliver.py")
+    run.add_argument(
+        "--detach",
+        action="store_true",
+        help="start the run on the durable run host (runs.host local or remote), print its id and return; "
+        "a worker runs it, `ditto-tui inbox` and `decide` answer it from any terminal",
+    )
     mcp = commands.add_parser(
         "mcp",
         help="browse the MCP servers of the config (import FILE: add a file's servers; login/logout SERVER)",
@@ -199,6 +205,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_mcp_import(mcp_commands)
     _add_mcp_sign_in(mcp_commands)
     runs_cli.add_commands(commands)
+    durable_cli.add_commands(commands)
     _add_policy_lint(commands)
     trust_cli.add_commands(commands)
     project.add_command(commands)
@@ -310,6 +317,41 @@ def say(text: str, file: TextIO | None = None) -> None:
     print("\n".join(escape_controls(line) for line in lines), file=file or sys.stderr)
 
 
+def _unnoticed_command(args: argparse.Namespace, workspace: Path) -> int | None:
+    """``mcp import`` and ``grants``, which say nothing of the workspace's untrusted files; None for
+    another command."""
+    if _command_name(args) == "mcp import":
+        return _mcp_import(args, workspace)
+    if args.command == "grants":
+        return grants_cli.grants_command(args, workspace)
+    return None
+
+
+def _noticed_command(args: argparse.Namespace, workspace: Path) -> int | None:
+    """``policy lint``, ``server``, ``inbox``, ``decide``, and ``runs`` on a durable host; None for
+    another command."""
+    if args.command == "policy" and args.policy_command == "lint":
+        return _policy_lint(args, workspace)
+    if args.command == "server":
+        return durable_cli.run_command(args, RuntimeConfig())
+    if args.command in durable_cli.COMMANDS - {"worker"}:
+        return durable_cli.run_command(args, _config(args.config, workspace, args.policy))
+    if args.command == "runs":
+        config = _config(args.config, workspace, args.policy)
+        if config.runs.host != "embedded":
+            return asyncio.run(durable_cli.print_durable_runs(config, args.json, sys.stdout))
+    return None
+
+
+async def _durable_program(
+    args: argparse.Namespace, program: Program, config: RuntimeConfig, workspace: Path
+) -> int:
+    """``worker GRAPH`` and ``run GRAPH --detach``."""
+    if args.command == "worker":
+        return await durable_cli.run_worker(program, config, workspace)
+    return await durable_cli.start_detached(program, config, sys.stdout)
+
+
 def _config(path: str | None, workspace: Path, policy: str | None = None) -> RuntimeConfig:
     """The run's config as :func:`ditto_tui.workspace.resolve_config` resolves it (``--policy`` on top)."""
     return resolve_config(path, workspace, policy=policy).config
@@ -393,13 +435,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         workspace = Path(args.workspace).resolve()
         if not workspace.is_dir():
             raise ValidationError(f"workspace {args.workspace!r} is not a directory")
-        if _command_name(args) == "mcp import":
-            return _mcp_import(args, workspace)
-        if args.command == "grants":
-            return grants_cli.grants_command(args, workspace)
+        if (answered := _unnoticed_command(args, workspace)) is not None:
+            return answered
         notices = _notice(args, workspace)
-        if args.command == "policy" and args.policy_command == "lint":
-            return _policy_lint(args, workspace)
+        if (answered := _noticed_command(args, workspace)) is not None:
+            return answered
         if args.command in runs_cli.COMMANDS:
             return runs_cli.run_command(
                 args, lambda path, root: _config(path, root, args.policy), _open_replay
@@ -409,8 +449,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _mcp_login_command(args.server, config, workspace, browser=not args.no_browser)
         if args.command == "mcp":
             return _open_app(config, workspace, None, notices=notices)
-        graph_file = Path(args.graph) if args.command == "run" else default_graph(workspace)
+        graph_file = Path(args.graph) if args.command in ("run", "worker") else default_graph(workspace)
         program = with_input(load_program(graph_file, config, workspace), args.task, args.input)
+        if durable_cli.detached(args):
+            return asyncio.run(_durable_program(args, program, config, workspace))
     except GraphLoadError as exc:
         say(f"ditto-tui: {exc.message} (traceback in {_log_traceback(exc, Path(args.workspace))})")
         return 2

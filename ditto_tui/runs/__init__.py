@@ -292,6 +292,13 @@ def open_run_host(runtime: Runtime, inbox: Inbox, config: Mapping[str, Any] | No
     host = settings.get("host", "embedded")
     if host == "embedded":
         return LocalRunHost(runtime, inbox)
+    return open_durable_run_host(settings)
+
+
+def open_durable_run_host(settings: Mapping[str, Any]) -> RunHost:
+    """The durable host of a ``runs:`` section (``local`` or ``remote``), imported only now: the embedded
+    default never loads Temporal."""
+    host = settings.get("host")
     if host not in ("local", "remote"):
         raise ValidationError(f"runs.host {host!r} must be embedded, local or remote")
     try:
@@ -312,5 +319,6 @@ __all__ = [
     "RunHost",
     "RunStatus",
     "RunSummary",
+    "open_durable_run_host",
     "open_run_host",
 ]

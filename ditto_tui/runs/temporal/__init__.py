@@ -118,7 +118,12 @@ class TemporalRunHost:
             [SearchAttributePair(GRAPH_ATTRIBUTE, graph.name)] if self.search else []
         )
         await (await self.connected()).start_workflow(
-            WORKFLOW, spec, id=run_id, task_queue=self.task_queue, search_attributes=attributes
+            WORKFLOW,
+            spec,
+            id=run_id,
+            task_queue=self.task_queue,
+            search_attributes=attributes,
+            memo={"graph": graph.name, "status": "running", "pending": [], "ended": []},
         )
         self._started.append(run_id)
         return run_id

@@ -1,0 +1,280 @@
+"""The commands of durable runs: ``run GRAPH --detach``, ``inbox``, ``decide``, ``worker``, ``server``,
+and ``runs`` on a durable host. They talk to a :class:`~ditto_tui.runs.RunHost` (the ``runs:`` section of
+the config), never to Temporal itself; nothing here imports it until a durable host is used."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from ditto_tui.config import RuntimeConfig
+from ditto_tui.errors import ValidationError
+from ditto_tui.program import Program
+from ditto_tui.runs import DecisionRejected, PendingRequest, RunHost, RunSummary, open_durable_run_host
+from ditto_tui.runtime import Graph
+from ditto_tui.sanitize import escape_controls, escape_unprintable
+from ditto_tui.supervise import ApprovalDecision, QueueApprover
+from ditto_tui.supervise.requests import ApprovalRequest
+
+COMMANDS = frozenset({"inbox", "decide", "worker", "server"})
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the commands on the CLI's subparsers."""
+    inbox = commands.add_parser(
+        "inbox",
+        help="list every request waiting for a decision, across the runs of the durable host",
+        description="Every pending request of every run on the configured run host (runs.host local or "
+        "remote), oldest first: its id, run, kind, what it asks and when it expires.",
+    )
+    inbox.add_argument("--json", action="store_true", help="one JSON object per request")
+    decide = commands.add_parser(
+        "decide",
+        help="answer a waiting request from any terminal",
+        description="Approve or deny REQUEST_ID (from `ditto-tui inbox`), recorded as decided by a person "
+        "(decided_by: human). With no worker alive, the decision is kept and applied, checked again, when "
+        "one is back.",
+    )
+    decide.add_argument("request_id", help="the request's id, from `ditto-tui inbox`")
+    decide.add_argument("decision", choices=("approve", "deny"))
+    decide.add_argument("--reason", help="why (a denial's reason is shown to the model)")
+    decide.add_argument("--args", dest="edited", help="approve these arguments instead: JSON, or @FILE")
+    worker = commands.add_parser(
+        "worker",
+        help="run a worker for a graph's durable runs (their nodes run here)",
+        description="Poll the run host for GRAPH's runs and run their nodes in this process, with the "
+        "workspace's tools, MCP servers and policy. Ctrl-C stops it gracefully; runs wait for the next one.",
+    )
+    worker.add_argument("graph", help="the graph file, e.g. graphs/read_and_deliver.py")
+    server = commands.add_parser(
+        "server",
+        help="the local Temporal server of runs.host local: status, start or stop",
+        description="The user's local Temporal dev server (127.0.0.1, its database in the state directory).",
+    )
+    server.add_argument("action", choices=("status", "start", "stop"), nargs="?", default="status")
+
+
+def detached(args: argparse.Namespace) -> bool:
+    """Whether the command runs a loaded graph on the durable host: ``worker``, ``run --detach``."""
+    return args.command == "worker" or (args.command == "run" and bool(getattr(args, "detach", False)))
+
+
+def durable_host(config: RuntimeConfig) -> RunHost:
+    """The config's durable host; a clear error when the config says embedded."""
+    if config.runs.host == "embedded":
+        raise ValidationError(
+            "runs.host is embedded: runs live in the process that started them. Set runs: {host: local} "
+            "in ditto.yaml for runs that outlive the terminal"
+        )
+    return open_durable_run_host(config.runs.model_dump())
+
+
+def run_command(args: argparse.Namespace, config: RuntimeConfig, out: TextIO | None = None) -> int:
+    """Run one of :data:`COMMANDS` (``worker`` is :func:`run_worker`)."""
+    out = out or sys.stdout
+    if args.command == "server":
+        return _server(args.action, out)
+    host = durable_host(config)
+    if args.command == "inbox":
+        return asyncio.run(_inbox(host, args.json, out))
+    return asyncio.run(_decide(host, args, out))
+
+
+async def _inbox(host: RunHost, as_json: bool, out: TextIO) -> int:
+    pending = await host.pending()
+    if as_json:
+        for request in pending:
+            print(escape_unprintable(json.dumps(pending_json(request), ensure_ascii=False)), file=out)
+        return 0
+    if not pending:
+        print("nothing waits for a decision", file=out)
+        return 0
+    for request in pending:
+        expires = "never expires" if request.expires_at is None else f"expires {_clock(request.expires_at)}"
+        print(
+            f"{_safe(request.request_id)}  {_safe(request.run_id)}  {_safe(request.summary)}  ({expires})",
+            file=out,
+        )
+        if isinstance(request.request, ApprovalRequest):
+            arguments = json.dumps(request.request.arguments, ensure_ascii=False)
+            print(f"    arguments: {_safe(arguments[:400])}", file=out)
+            if request.request.protected:
+                print(f"    control file: {_safe(', '.join(request.request.protected))}", file=out)
+    return 0
+
+
+def pending_json(request: PendingRequest) -> dict[str, Any]:
+    """A pending request as ``inbox --json`` prints it."""
+    item: dict[str, Any] = {
+        "request_id": request.request_id,
+        "run_id": request.run_id,
+        "kind": request.kind,
+        "summary": request.summary,
+        "created_at": request.created_at,
+        "expires_at": request.expires_at,
+    }
+    if isinstance(request.request, ApprovalRequest):
+        item.update(
+            tool=request.request.tool,
+            server=request.request.server,
+            call_id=request.request.call.id,
+            arguments=dict(request.request.arguments),
+            arguments_digest=request.request.arguments_digest,
+            protected=list(request.request.protected),
+        )
+    return item
+
+
+async def _decide(host: RunHost, args: argparse.Namespace, out: TextIO) -> int:
+    edited = _edited(args.edited)
+    if args.decision == "deny" and edited is not None:
+        raise ValidationError("--args edits what is approved: a denial takes none")
+    decision = ApprovalDecision(kind=args.decision, reason=args.reason, arguments=edited)
+    try:
+        resolution = await host.decide(args.request_id, decision, decided_by="human")
+    except DecisionRejected as exc:
+        print(f"ditto-tui: decision refused: {_safe(exc.reason)}", file=sys.stderr)
+        return 1
+    said = "approved" if decision.approves else "denied"
+    if resolution.queued:
+        print(
+            f"{said} {_safe(args.request_id)}: no worker is running, so it is kept and applied (checked "
+            "again) when one is back",
+            file=out,
+        )
+    else:
+        print(f"{said} {_safe(args.request_id)} of run {_safe(resolution.run_id)}", file=out)
+    return 0
+
+
+def _edited(given: str | None) -> dict[str, Any] | None:
+    if given is None:
+        return None
+    text = given
+    if given.startswith("@"):
+        try:
+            text = Path(given[1:]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValidationError(f"--args {given!r}: cannot read the file ({exc})") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"--args is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValidationError("--args must be a JSON object")
+    return value
+
+
+def _server(action: str, out: TextIO) -> int:
+    from ditto_tui.runs.temporal import server
+
+    if action == "stop":
+        stopped = server.stop()
+        print(
+            "the local run server is stopped" if stopped else "the local run server was not running", file=out
+        )
+        return 0
+    found = server.ensure_running() if action == "start" else server.status()
+    if found is None:
+        print("the local run server is not running (it starts when a durable run needs it)", file=out)
+        return 0
+    print(
+        f"the local run server runs at {found.address} (pid {found.pid}); Temporal's web UI: {found.ui}",
+        file=out,
+    )
+    return 0
+
+
+async def start_detached(program: Program, config: RuntimeConfig, out: TextIO) -> int:
+    """``run GRAPH --detach``: start the run on the durable host, print its id, leave it running."""
+    if not isinstance(program.plan, Graph):
+        raise ValidationError(f"{program.name}: a loop runs embedded; --detach takes a graph")
+    host = durable_host(config)
+    run_id = await host.start(program.plan, program.initial)
+    print(run_id, file=out)
+    print(
+        f"ditto-tui: run {run_id} started on the {config.runs.host} run host; a worker runs its nodes "
+        "(`ditto-tui worker GRAPH`, or the app); `ditto-tui inbox` lists what it waits for",
+        file=sys.stderr,
+    )
+    return 0
+
+
+async def run_worker(
+    program: Program, config: RuntimeConfig, workspace: Path, err: TextIO | None = None
+) -> int:
+    """``worker GRAPH``: run the graph's durable runs' nodes here until SIGINT or SIGTERM."""
+    from ditto_tui.runs.temporal import DittoWorker, TemporalRunHost
+    from ditto_tui.session import open_runtime
+
+    err = err or sys.stderr
+    if not isinstance(program.plan, Graph):
+        raise ValidationError(f"{program.name}: a loop runs embedded; a worker runs graphs")
+    host = durable_host(config)
+    assert isinstance(host, TemporalRunHost)
+    client = await host.connected()
+    inbox = QueueApprover()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, stop.set)
+    async with open_runtime(
+        program, config, workspace, inbox, journal=False, notice=lambda line: print(line, file=err)
+    ) as session:
+        worker = DittoWorker(
+            client,
+            session.runtime,
+            inbox,
+            task_queue=host.task_queue,
+            plans={program.plan.name: program.plan},
+        )
+        await worker.start()
+        print(
+            f"ditto-tui: worker for {program.plan.name!r} on the {config.runs.host} run host "
+            f"(task queue {host.task_queue!r}, pid {os.getpid()}); Ctrl-C stops it",
+            file=err,
+            flush=True,
+        )
+        await stop.wait()
+        print("ditto-tui: worker stopping: its runs wait for the next worker", file=err, flush=True)
+        with contextlib.suppress(Exception):
+            await worker.shutdown()
+    return 0
+
+
+async def print_durable_runs(config: RuntimeConfig, as_json: bool, out: TextIO) -> int:
+    """``runs`` on a durable host: every run of the host with its pending count."""
+    summaries: list[RunSummary] = await durable_host(config).runs()
+    for summary in summaries:
+        if as_json:
+            item = {
+                "run_id": summary.run_id,
+                "graph": summary.graph,
+                "status": summary.status,
+                "started_at": summary.started_at,
+                "pending": summary.pending,
+            }
+            print(escape_unprintable(json.dumps(item, ensure_ascii=False)), file=out)
+        else:
+            waiting = f"  {summary.pending} waiting" if summary.pending else ""
+            print(f"{_safe(summary.run_id)}  {_safe(summary.graph)}  {summary.status}{waiting}", file=out)
+    if not summaries and not as_json:
+        print("no runs on the run host yet", file=out)
+    return 0
+
+
+def _safe(value: object) -> str:
+    return escape_controls(value if isinstance(value, str) else str(value))
+
+
+def _clock(at: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
