@@ -75,4 +75,5 @@ bench: $(DEV_STAMP)
 	$(PY) -m benchmarks.bench_commands && \
 	$(PY) -m benchmarks.bench_journal && \
 	$(PY) -m benchmarks.bench_tui && \
-	$(PY) -m benchmarks.bench_stream
+	$(PY) -m benchmarks.bench_stream && \
+	$(PY) -m benchmarks.bench_durable

@@ -142,13 +142,16 @@ class TemporalRunHost:
                 found.append(summary)
         return found
 
-    async def _listed(self) -> list[tuple[str, Mapping[str, Any], RunStatus, float]]:
+    async def _listed(
+        self, *, running: bool = False
+    ) -> list[tuple[str, Mapping[str, Any], RunStatus, float]]:
         """Each run: id, memo, status, start time (oldest first); by listing when the server lists
         workflows, else the runs this host started."""
         listed: list[tuple[str, Mapping[str, Any], RunStatus, float]] = []
         await self.connected()
         try:
-            async for execution in self.client.list_workflows(f"WorkflowType = '{WORKFLOW}'"):
+            query = f"WorkflowType = '{WORKFLOW}'" + (" AND ExecutionStatus = 'Running'" if running else "")
+            async for execution in self.client.list_workflows(query, page_size=1000):
                 memo = await execution.memo()
                 if any(is_foreign(value) for value in memo.values()):
                     continue  # another key's run: nothing of it is readable, nor shown
@@ -172,7 +175,7 @@ class TemporalRunHost:
     async def pending(self) -> list[PendingRequest]:
         waiting = [
             request
-            for run_id, memo, state, _started in await self._listed()
+            for run_id, memo, state, _started in await self._listed(running=True)
             if state == "running"
             for request in self._pending_of(run_id, memo)
         ]

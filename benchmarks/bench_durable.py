@@ -1,0 +1,264 @@
+"""Durable runs on Temporal against the raw SDK, side by side on the same local server in one run.
+
+- **Decision round trip**: ``RunHost.decide`` on a waiting approval (it finds the request across runs,
+  then the workflow's update and its validator) against a raw ``execute_update`` with a validator on a
+  bare workflow (target ≤ 2×).
+- **Start to first node**: ``RunHost.start`` of a one-node graph until the node starts on the worker,
+  against a raw start of a workflow until its first activity starts (target ≤ 1.5×).
+- **inbox --json with 100 runs each waiting**: the command's wall time, a process of its own, against the
+  local server ditto-tui starts (target ≤ 0.5 s).
+
+The server is the user's local one (``runs.host: local``, in the benchmark's own home); client, worker
+and server are on one machine, the worker in this process.
+
+    python -m benchmarks.bench_durable [--json] [--quick]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from temporalio import activity, workflow
+from temporalio.client import Client
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+from benchmarks.cli import run_benchmark
+from ditto_tui.interaction import Tool, create_interaction_worker
+from ditto_tui.runs.temporal import DittoWorker, TemporalRunHost, connect
+from ditto_tui.runs.temporal.server import ensure_running, stop
+from ditto_tui.runtime import create_ditto, graph
+from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalPolicy, QueueApprover
+
+TARGETS = {"decide": 2.0, "start": 1.5, "inbox_seconds": 0.5}
+_STARTED: dict[str, float] = {}
+
+
+@activity.defn(name="bench_first")
+async def _first(key: str) -> None:
+    _STARTED[key] = time.perf_counter()
+
+
+@workflow.defn(name="BenchRaw")
+class _Raw:
+    def __init__(self) -> None:
+        self.answered = 0
+
+    @workflow.run
+    async def run(self, first: bool) -> None:
+        if first:
+            await workflow.execute_activity(
+                "bench_first", workflow.info().workflow_id, start_to_close_timeout=timedelta(seconds=30)
+            )
+            return
+        await workflow.wait_condition(lambda: self.answered < 0)
+
+    @workflow.update
+    def answer(self, value: dict[str, Any]) -> int:
+        self.answered += 1
+        return self.answered
+
+    @answer.validator
+    def _check(self, value: dict[str, Any]) -> None:
+        if not isinstance(value, dict):
+            raise ValueError("not a decision")
+
+
+async def _written(_args: Any, _context: Any) -> dict[str, Any]:
+    return {"status": "success", "content": "written"}
+
+
+def _tool() -> Tool:
+    return Tool(
+        name="write_note",
+        description="Write a note",
+        input_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+        effects=[],
+        requires_approval=True,
+        execute_fn=_written,
+    )
+
+
+def _plan(name: str, steps: int) -> Any:
+    plan = graph(name)
+    previous: list[str] = []
+    for index in range(steps):
+        call = {"call": {"id": f"w-{index}", "name": "write_note", "arguments": {"text": str(index)}}}
+        plan.node(f"w{index}", "INTERACTION.ACT.TOOL", previous, lambda _i, _d, c=call: c)
+        previous = [f"w{index}"]
+    return plan
+
+
+async def _raw_figures(client: Client, queue: str, rounds: int) -> dict[str, list[float]]:
+    updates, starts = [], []
+    handle = await client.start_workflow("BenchRaw", False, id=f"raw-{uuid.uuid4().hex}", task_queue=queue)
+    for _ in range(rounds):
+        began = time.perf_counter()
+        await handle.execute_update("answer", {"kind": "approve"})
+        updates.append(time.perf_counter() - began)
+    await handle.terminate()
+    for _ in range(rounds):
+        key = f"raw-{uuid.uuid4().hex}"
+        began = time.perf_counter()
+        await client.start_workflow("BenchRaw", True, id=key, task_queue=queue)
+        while key not in _STARTED:
+            await asyncio.sleep(0.0005)
+        starts.append(_STARTED[key] - began)
+    return {"update": updates, "start_raw": starts}
+
+
+async def _ditto_figures(
+    host: TemporalRunHost, worker: DittoWorker, runtime: Any, rounds: int
+) -> dict[str, list[float]]:
+    decides, starts = [], []
+    started: dict[str, float] = {}
+    runtime.subscribe(
+        lambda e: started.setdefault(e.run_id, time.perf_counter()) if e.kind == "node_started" else None
+    )
+    run_id = await host.start(_plan("bench-decide", rounds), None)
+    decided: set[str] = set()  # the listing is the server's visibility store: it may lag a decision
+    for _ in range(rounds):
+        while not (
+            pending := [p for p in await host.pending() if p.run_id == run_id and p.request_id not in decided]
+        ):
+            await asyncio.sleep(0.002)
+        decided.add(pending[0].request_id)
+        began = time.perf_counter()
+        await host.decide(pending[0].request_id, ApprovalDecision(kind="approve"), decided_by="human")
+        decides.append(time.perf_counter() - began)
+    first = _plan("bench-start", 0).node("only", "BENCH.NOOP", [])
+    worker.add_plan(first)
+    await asyncio.sleep(0.2)
+    for _ in range(rounds):
+        began = time.perf_counter()
+        started_id = await host.start(first, None)
+        while started_id not in started:
+            await asyncio.sleep(0.0005)
+        starts.append(started[started_id] - began)
+    return {"decide": decides, "start": starts}
+
+
+async def _inbox_seconds(host: TemporalRunHost, workspace: Path, runs: int) -> tuple[float, int, float]:
+    plan = _plan("bench-inbox", 1)
+    for _ in range(runs):
+        await host.start(plan, None)
+    while len(await host.pending()) < runs:
+        await asyncio.sleep(0.05)
+    began = time.perf_counter()
+    await host.pending()
+    listing = time.perf_counter() - began
+    began = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "ditto_tui", "inbox", "--json"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return time.perf_counter() - began, len(done.stdout.splitlines()), listing
+
+
+def _workspace() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="bench-durable-"))
+    subprocess.run([sys.executable, "-m", "ditto_tui", "init"], cwd=folder, capture_output=True, check=True)
+    with open(folder / "ditto.yaml", "a") as config:
+        config.write("runs:\n  host: local\n  taskQueue: bench\n")
+    subprocess.run(
+        [sys.executable, "-m", "ditto_tui", "trust", "."], cwd=folder, capture_output=True, check=True
+    )
+    return folder
+
+
+async def benchmark(scale: float) -> dict[str, Any]:
+    rounds = max(5, int(50 * scale))
+    inbox_runs = max(10, int(100 * scale))
+    os.environ.setdefault("DITTO_TUI_HOME", tempfile.mkdtemp(prefix="bench-home-"))
+    workspace = await asyncio.to_thread(_workspace)
+    server = await asyncio.to_thread(ensure_running)
+    try:
+        client = await connect(server.address)
+        inbox = QueueApprover()
+        gate = ApprovalGate(policy=ApprovalPolicy(()), approver=inbox)
+
+        async def noop(_input: Any, _context: Any) -> None:
+            return None
+
+        from ditto_tui.runtime import define_worker
+
+        runtime = create_ditto(
+            sandbox={"tools": ["write_note"]},
+            workspace=workspace,
+            workers=[
+                create_interaction_worker(tools=[_tool()], approval=gate),
+                define_worker(type="BENCH", nodes={"BENCH.NOOP": noop}),
+            ],
+        )
+        raw_queue = f"raw-{uuid.uuid4().hex[:6]}"
+        raw = Worker(
+            client,
+            task_queue=raw_queue,
+            workflows=[_Raw],
+            activities=[_first],
+            workflow_runner=UnsandboxedWorkflowRunner(),
+        )
+        worker = DittoWorker(client, runtime, inbox, task_queue="bench")
+        host = TemporalRunHost(client, task_queue="bench", worker=worker)
+        async with runtime, raw:
+            await worker.start()
+            try:
+                raw_figures = await _raw_figures(client, raw_queue, rounds)
+                ditto = await _ditto_figures(host, worker, runtime, rounds)
+                inbox_seconds, listed, listing = await _inbox_seconds(host, workspace, inbox_runs)
+            finally:
+                await worker.shutdown()
+    finally:
+        await asyncio.to_thread(stop)
+    median = {name: statistics.median(values) * 1000 for name, values in {**raw_figures, **ditto}.items()}
+    return {
+        "rounds": rounds,
+        "ms": {name: round(value, 2) for name, value in median.items()},
+        "decide_ratio": round(median["decide"] / median["update"], 2),
+        "start_ratio": round(median["start"] / median["start_raw"], 2),
+        "inbox_runs": inbox_runs,
+        "inbox_listed": listed,
+        "inbox_seconds": round(inbox_seconds, 3),
+        "pending_seconds": round(listing, 3),
+        "targets": TARGETS,
+    }
+
+
+def print_report(report: dict[str, Any]) -> None:
+    """The figures as text."""
+    ms, targets = report["ms"], report["targets"]
+    print("Durable runs on Temporal (local dev server, worker in process) — medians")
+    print(
+        f"  decision round trip: RunHost.decide {ms['decide']:.1f} ms vs raw update {ms['update']:.1f} ms = "
+        f"{report['decide_ratio']:.2f}× (target ≤ {targets['decide']}×)"
+    )
+    print(
+        f"  start to first node: {ms['start']:.1f} ms vs raw start to first activity "
+        f"{ms['start_raw']:.1f} ms = {report['start_ratio']:.2f}× (target ≤ {targets['start']}×)"
+    )
+    print(
+        f"  inbox --json, {report['inbox_runs']} runs each waiting: {report['inbox_seconds']:.2f} s "
+        f"({report['inbox_listed']} listed; target ≤ {targets['inbox_seconds']} s), of which "
+        f"RunHost.pending() {report['pending_seconds']:.3f} s, the rest the process's start"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark from the command line."""
+    return run_benchmark(__doc__, benchmark, print_report, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
