@@ -101,3 +101,26 @@ def test_import_linter_contract_covers_core_module(module: str) -> None:
         assert isinstance(sources, list)
         covered.update(str(source) for source in sources)
     assert module in covered, f"{module!r} is missing from the contract that forbids 'textual'"
+
+
+TEMPORAL_PROBE = """
+import sys
+import ditto_tui, ditto_tui.__main__, ditto_tui.runs, ditto_tui.durable_cli
+import ditto_tui.session, ditto_tui.tui.app
+print(sorted(m for m in sys.modules if m == "temporalio" or m.startswith("temporalio.")))
+"""
+
+
+def test_the_embedded_default_never_loads_temporal() -> None:
+    """The app, the CLI and the run host port start without Temporal (``make run`` needs nothing else);
+    only a durable host imports it, through ditto_tui.runs.temporal."""
+    proc = subprocess.run(
+        [sys.executable, "-c", TEMPORAL_PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -15,8 +15,9 @@ import pytest
 from ditto_tui.errors import ValidationError
 from ditto_tui.runs import DecisionRejected, LocalRunHost, RunHost, open_run_host
 from ditto_tui.runtime import ApprovalResolved, Graph, RunFinished, graph
+from ditto_tui.runtime.events import ReviewResolved
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
-from ditto_tui.supervise.requests import ApprovalRequest
+from ditto_tui.supervise.requests import ApprovalRequest, ReviewDecision, ReviewRequest
 from tests.runs.durable import temporal_host
 from tests.supervise.test_gate import Recorder, act, setup
 
@@ -207,3 +208,24 @@ async def test_what_the_host_cannot_do_is_said(tmp_path: Path) -> None:
         with pytest.raises(ValidationError, match="no run 'nope'"):
             await host.cancel("nope", "x")
         host.close()
+
+
+@pytest.mark.parametrize("kind", HOSTS)
+async def test_a_result_review_waits_on_the_host_and_is_answered_through_it(
+    kind: str, tmp_path: Path
+) -> None:
+    rules = [{"tool": "write_note", "decision": "allow", "review": "results"}]
+    async with hosting(kind, tmp_path, rules=rules) as hosted:
+        run_id = await hosted.host.start(_writes("w-1"), None)
+        (waiting,) = await hosted.waiting()
+        assert waiting.kind == "result_review" and isinstance(waiting.request, ReviewRequest)
+        assert waiting.request.call.id == "w-1" and hosted.recorder.executed != []  # ran, result held back
+        with pytest.raises(DecisionRejected):  # a tool call's answer does not fit a review
+            await hosted.host.decide(waiting.request_id, ApprovalDecision(kind="approve"), decided_by="human")
+        await hosted.host.decide(
+            waiting.request_id, ReviewDecision(action="fail", reason="looks wrong"), decided_by="human"
+        )
+        events = await hosted.finished(run_id)
+        assert events[-1].status == "succeeded"
+        (reviewed,) = [e for e in events if isinstance(e, ReviewResolved)]
+        assert (reviewed.action, reviewed.decided_by) == ("fail", "human")
