@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import json
 import shlex
 import sys
 import time
@@ -19,6 +18,7 @@ from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
 from ditto_tui.home import StateDirError, append_private, logs_dir
+from ditto_tui.json_text import json_option
 from ditto_tui.mcp_import import describe, plan_import, write_import
 from ditto_tui.program import GraphLoadError, Program, agent_task, load_program, with_task
 from ditto_tui.sanitize import escape_controls
@@ -492,16 +492,7 @@ def with_input(program: Program, task: str | None, given: str | None) -> Program
     """
     initial = program.initial
     if given is not None:
-        text = given
-        if given.startswith("@"):
-            try:
-                text = Path(given[1:]).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ValidationError(f"--input {given!r}: cannot read the file ({exc})") from None
-        try:
-            initial = json.loads(text)
-        except ValueError as exc:
-            raise ValidationError(f"--input is not JSON: {exc}") from None
+        initial = json_option(given, "--input")
     program = dataclasses.replace(program, initial=initial)
     if task is not None:
         if not task.strip():

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import ValidationError
+from ditto_tui.json_text import json_option
 from ditto_tui.program import Program
 from ditto_tui.runs import DecisionRejected, PendingRequest, RunHost, RunSummary, open_durable_run_host
 from ditto_tui.runtime import Graph
@@ -155,21 +156,7 @@ async def _decide(host: RunHost, args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _edited(given: str | None) -> dict[str, Any] | None:
-    if given is None:
-        return None
-    text = given
-    if given.startswith("@"):
-        try:
-            text = Path(given[1:]).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValidationError(f"--args {given!r}: cannot read the file ({exc})") from None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(f"--args is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise ValidationError("--args must be a JSON object")
-    return value
+    return None if given is None else dict(json_option(given, "--args", require_object=True))
 
 
 def _server(action: str, out: TextIO) -> int:

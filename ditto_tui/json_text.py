@@ -4,6 +4,7 @@ once, with one way of saying where it is wrong."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from ditto_tui.errors import ValidationError
@@ -28,4 +29,22 @@ def parse_json_text(text: str, what: str, *, require_object: bool = False) -> An
     return value
 
 
-__all__ = ["parse_json_text"]
+def json_option(given: str, flag: str, *, require_object: bool = False) -> Any:
+    """A command-line option's JSON: the text itself, or ``@FILE`` for a file's; ValidationError naming
+    ``flag`` when the file cannot be read or the text is not JSON (or, ``require_object``, not an object)."""
+    text = given
+    if given.startswith("@"):
+        try:
+            text = Path(given[1:]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValidationError(f"{flag} {given!r}: cannot read the file ({exc})") from None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValidationError(f"{flag} is not JSON: {exc}") from None
+    if require_object and not isinstance(value, dict):
+        raise ValidationError(f"{flag} must be a JSON object")
+    return value
+
+
+__all__ = ["json_option", "parse_json_text"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -9,16 +10,36 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.converter import DataConverter
 from temporalio.testing import WorkflowEnvironment
 
+from ditto_tui.runs import RunHost
 from ditto_tui.runs.temporal import DittoWorker, TemporalRunHost, data_converter
 from ditto_tui.runtime import Runtime
 from ditto_tui.supervise.inbox import Inbox
 
 TEST_KEY = bytes(range(32))
+
+
+class Hosted:
+    """A host over a runtime whose write tool asks, its requests in an inbox nobody else answers."""
+
+    def __init__(self, host: RunHost, recorder: Any) -> None:
+        self.host, self.recorder = host, recorder
+
+    async def waiting(self, count: int = 1) -> list[Any]:
+        for _ in range(1000):
+            pending = await self.host.pending()
+            if len(pending) >= count:
+                return pending
+            await asyncio.sleep(0.005)
+        raise AssertionError(f"{count} request(s) never waited")
+
+    async def finished(self, run_id: str) -> list[Any]:
+        return [event async for event in self.host.events(run_id)]
 
 
 def binary(name: str) -> str:

@@ -13,31 +13,13 @@ from typing import Any
 import pytest
 
 from ditto_tui.errors import ValidationError
-from ditto_tui.runs import DecisionRejected, LocalRunHost, RunHost, open_run_host
+from ditto_tui.runs import DecisionRejected, LocalRunHost, open_run_host
 from ditto_tui.runtime import ApprovalResolved, Graph, RunFinished, graph
 from ditto_tui.runtime.events import ReviewResolved
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
 from ditto_tui.supervise.requests import ApprovalRequest, ReviewDecision, ReviewRequest
-from tests.runs.durable import temporal_host
+from tests.runs.durable import Hosted, temporal_host
 from tests.supervise.test_gate import Recorder, act, setup
-
-
-class Hosted:
-    """A host over a runtime whose write tool asks, its requests in an inbox nobody else answers."""
-
-    def __init__(self, host: RunHost, recorder: Recorder) -> None:
-        self.host, self.recorder = host, recorder
-
-    async def waiting(self, count: int = 1) -> list[Any]:
-        for _ in range(1000):
-            pending = await self.host.pending()
-            if len(pending) >= count:
-                return pending
-            await asyncio.sleep(0.005)
-        raise AssertionError(f"{count} request(s) never waited")
-
-    async def finished(self, run_id: str) -> list[Any]:
-        return [event async for event in self.host.events(run_id)]
 
 
 def _writes(*ids: str) -> Graph:

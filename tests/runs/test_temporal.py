@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
@@ -17,7 +17,7 @@ from ditto_tui.runs.temporal import DittoWorker, TemporalRunHost, data_converter
 from ditto_tui.runs.temporal.workflow import DittoRun
 from ditto_tui.runtime import ApprovalResolved, CustomEvent, Graph, graph
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
-from tests.runs.durable import TEST_KEY, dev_server, keyed, time_skipping
+from tests.runs.durable import TEST_KEY, Hosted, dev_server, keyed, time_skipping
 from tests.supervise.test_gate import Recorder, act, setup
 
 SECRET = "plain-text-7f3a9c-never-on-the-server"
@@ -29,8 +29,10 @@ def _write(text: str = SECRET, call_id: str = "w-1") -> Graph:
     )
 
 
-class Rig:
+class Rig(Hosted):
     """A runtime whose write tool asks, a worker for it and a host, on one Temporal server."""
+
+    host: TemporalRunHost
 
     def __init__(self, client: Client, tmp_path: Path) -> None:
         self.client, self.queue = client, f"test-{uuid.uuid4().hex[:8]}"
@@ -67,17 +69,6 @@ class Rig:
         await self.worker.shutdown()
         self.worker = None
 
-    async def waiting(self, count: int = 1) -> list[Any]:
-        for _ in range(400):
-            pending = await self.host.pending()
-            if len(pending) >= count:
-                return pending
-            await asyncio.sleep(0.025)
-        raise AssertionError(f"{count} request(s) never waited")
-
-    async def events(self, run_id: str) -> list[Any]:
-        return [event async for event in self.host.events(run_id)]
-
     def executed(self) -> list[str]:
         return [call_id for call_id, _args, _approval in self.recorder.executed]
 
@@ -100,7 +91,7 @@ async def test_the_server_holds_no_plain_argument_input_or_decision(tmp_path: Pa
             await rig.host.decide(
                 waiting.request_id, ApprovalDecision(kind="deny", reason=SECRET), decided_by="human"
             )
-            assert (await rig.events(run_id))[-1].status == "succeeded"
+            assert (await rig.finished(run_id))[-1].status == "succeeded"
             stored = await _history_bytes(rig.client, run_id)
             assert SECRET.encode() not in stored and b"write_note" not in stored
             described = await rig.client.get_workflow_handle(run_id).describe()
@@ -135,7 +126,7 @@ async def test_a_run_or_a_decision_made_without_the_users_key_executes_nothing(t
             ]
             assert await stranger.pending() == []  # nothing of the user's runs is readable without the key
             await rig.host.decide(waiting.request_id, ApprovalDecision(kind="approve"), decided_by="human")
-            events = await rig.events(run_id)
+            events = await rig.finished(run_id)
             refused = [e for e in events if isinstance(e, CustomEvent) and e.name == "decision_refused"]
             assert refused and "not made with your key" in refused[0].data["reason"]
             assert events[-1].status == "succeeded" and rig.executed() == ["w-1"]
@@ -161,7 +152,7 @@ async def test_a_decision_with_no_worker_alive_is_queued_then_applied_once_and_a
             )
             assert first.queued and second.queued and rig.executed() == []
             await rig.start_worker(plan)
-            events = await rig.events(run_id)
+            events = await rig.finished(run_id)
             assert events[-1].status == "succeeded" and rig.executed() == ["w-1"]
             refused = [e for e in events if isinstance(e, CustomEvent) and e.name == "decision_refused"]
             assert [e.data["reason"] for e in refused] == [
@@ -188,7 +179,7 @@ async def test_a_recorded_history_replays_to_the_same_decisions(tmp_path: Path) 
                 (waiting,) = await rig.waiting()
                 assert waiting.request.call.id == call_id
                 await rig.host.decide(waiting.request_id, ApprovalDecision(kind=kind), decided_by="human")
-            assert (await rig.events(run_id))[-1].status == "succeeded"
+            assert (await rig.finished(run_id))[-1].status == "succeeded"
             history = await rig.client.get_workflow_handle(run_id).fetch_history()
         replayer = Replayer(
             workflows=[DittoRun],
@@ -219,4 +210,4 @@ async def test_on_the_dev_server_waiting_runs_are_found_by_search_attribute(tmp_
             assert found == [run_id]
             assert [r.run_id for r in await rig.host.runs(status="running")] == [run_id]
             await rig.host.decide(waiting.request_id, ApprovalDecision(kind="approve"), decided_by="human")
-            assert (await rig.events(run_id))[-1].status == "succeeded"
+            assert (await rig.finished(run_id))[-1].status == "succeeded"
