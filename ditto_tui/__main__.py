@@ -339,7 +339,9 @@ def _noticed_command(args: argparse.Namespace, workspace: Path) -> int | None:
     if args.command == "runs":
         config = _config(args.config, workspace, args.policy)
         if config.runs.host != "embedded":
-            return asyncio.run(durable_cli.print_durable_runs(config, args.json, sys.stdout))
+            return asyncio.run(
+                durable_cli.said(durable_cli.print_durable_runs(config, args.json, sys.stdout))
+            )
     return None
 
 
@@ -452,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         graph_file = Path(args.graph) if args.command in ("run", "worker") else default_graph(workspace)
         program = with_input(load_program(graph_file, config, workspace), args.task, args.input)
         if durable_cli.detached(args):
-            return asyncio.run(_durable_program(args, program, config, workspace))
+            return asyncio.run(durable_cli.said(_durable_program(args, program, config, workspace)))
     except GraphLoadError as exc:
         say(f"ditto-tui: {exc.message} (traceback in {_log_traceback(exc, Path(args.workspace))})")
         return 2

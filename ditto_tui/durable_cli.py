@@ -11,11 +11,12 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TextIO
 
 from ditto_tui.config import RuntimeConfig
-from ditto_tui.errors import ValidationError
+from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.json_text import json_option
 from ditto_tui.program import Program
 from ditto_tui.runs import DecisionRejected, PendingRequest, RunHost, RunSummary, open_durable_run_host
@@ -84,8 +85,19 @@ def run_command(args: argparse.Namespace, config: RuntimeConfig, out: TextIO | N
         return _server(args.action, out)
     host = durable_host(config)
     if args.command == "inbox":
-        return asyncio.run(_inbox(host, args.json, out))
-    return asyncio.run(_decide(host, args, out))
+        return asyncio.run(said(_inbox(host, args.json, out)))
+    return asyncio.run(said(_decide(host, args, out)))
+
+
+async def said(work: Coroutine[Any, Any, int]) -> int:
+    """``work``, its failures from the run host in one line (a DittoError), never a traceback."""
+    try:
+        return await work
+    except DittoError:
+        raise
+    except Exception as exc:
+        text = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        raise DittoError(f"the run host failed: {text}") from None
 
 
 async def _inbox(host: RunHost, as_json: bool, out: TextIO) -> int:

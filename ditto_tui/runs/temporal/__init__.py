@@ -30,7 +30,7 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
-from ditto_tui.errors import ValidationError
+from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.runs import DecisionRejected, PendingRequest, Plan, Resolution, RunStatus, RunSummary
 from ditto_tui.runs.temporal import wire
 from ditto_tui.runs.temporal.codec import KeyCodec, is_foreign, load_key
@@ -272,7 +272,7 @@ def open_durable_host(settings: Mapping[str, Any]) -> TemporalRunHost:
         from ditto_tui.runs.temporal.server import ensure_running
 
         server = await asyncio.to_thread(ensure_running)
-        return await connect(server.address, namespace=namespace)
+        return await _reach(server.address, lambda: connect(server.address, namespace=namespace))
 
     async def remote() -> Client:
         tls = settings.get("tls")
@@ -286,12 +286,31 @@ def open_durable_host(settings: Mapping[str, Any]) -> TemporalRunHost:
         if settings.get("api_key"):
             options["api_key"] = str(settings["api_key"])
             options.setdefault("tls", True)
-        return await connect(str(settings["address"]), namespace=namespace, **options)
+        address = str(settings["address"])
+        return await _reach(address, lambda: connect(address, namespace=namespace, **options), wait=0.0)
 
     if host not in ("local", "remote"):
         raise ValidationError(f"runs.host {host!r} is not a durable host (local or remote)")
     queue = str(settings.get("task_queue") or DEFAULT_TASK_QUEUE)
     return TemporalRunHost(local if host == "local" else remote, task_queue=queue, search=host == "local")
+
+
+async def _reach(address: str, connecting: Callable[[], Awaitable[Client]], *, wait: float = 15.0) -> Client:
+    """The connected client; a server that listens but is not healthy yet (it just started) is waited
+    for up to ``wait`` seconds; one that cannot be reached is said in one line."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return await connecting()
+        except RuntimeError as exc:  # the SDK's connection failure
+            if time.monotonic() >= deadline:
+                raise DittoError(f"cannot reach the run server at {address}: {_first_line(exc)}") from None
+            await asyncio.sleep(0.1)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error)
+    return text.splitlines()[0][:300] if text else type(error).__name__
 
 
 def _read(path: object) -> bytes | None:
