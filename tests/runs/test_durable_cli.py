@@ -1,7 +1,8 @@
 """Durable runs end to end, every step its own process as a user runs them: ``run --detach`` waits on an
 approval; its worker is killed with SIGKILL; ``inbox --json`` lists the request from another process and
 ``decide`` answers it with no worker alive; a new worker applies it and the write happens exactly once.
-An approval whose timer ran out while no worker was alive ends timed out without executing."""
+An approval whose timer (6 s: long enough to be listed on a loaded machine) ran out while no worker was
+alive ends timed out without executing."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ class Workspace:
     def inbox(self) -> list[dict[str, object]]:
         return [json.loads(line) for line in self.cli("inbox", "--json").stdout.splitlines()]
 
-    def waiting(self, count: int = 1, seconds: float = 30) -> list[dict[str, object]]:
+    def waiting(self, count: int = 1, seconds: float = 90) -> list[dict[str, object]]:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             pending = self.inbox()
@@ -75,7 +76,7 @@ class Workspace:
             time.sleep(0.2)
         raise AssertionError("no request waited")
 
-    def run_status(self, run_id: str, seconds: float = 30) -> str:
+    def run_status(self, run_id: str, seconds: float = 90) -> str:
         deadline = time.monotonic() + seconds
         status = "?"
         while time.monotonic() < deadline:
@@ -132,7 +133,7 @@ def test_an_approval_whose_timer_ran_out_with_no_worker_alive_ends_timed_out_une
 ) -> None:
     root = tmp_path / "project"
     root.mkdir()
-    rules = "    - tool: write_text\n      decision: ask\n      timeoutSeconds: 2\n"
+    rules = "    - tool: write_text\n      decision: ask\n      timeoutSeconds: 6\n"
     workspace = Workspace(root, tmp_path / "home", rules)
     try:
         run_id = workspace.cli("run", "graphs/write_note.py", "--detach").stdout.strip()
