@@ -20,8 +20,9 @@ from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.json_text import json_option
 from ditto_tui.program import Program
 from ditto_tui.runs import DecisionRejected, PendingRequest, RunHost, RunSummary, open_durable_run_host
+from ditto_tui.runs_cli import safe, when
 from ditto_tui.runtime import Graph
-from ditto_tui.sanitize import escape_controls, escape_unprintable
+from ditto_tui.sanitize import escape_unprintable
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
 from ditto_tui.supervise.requests import ApprovalRequest
 
@@ -110,16 +111,16 @@ async def _inbox(host: RunHost, as_json: bool, out: TextIO) -> int:
         print("nothing waits for a decision", file=out)
         return 0
     for request in pending:
-        expires = "never expires" if request.expires_at is None else f"expires {_clock(request.expires_at)}"
+        expires = "never expires" if request.expires_at is None else f"expires {when(request.expires_at)}"
         print(
-            f"{_safe(request.request_id)}  {_safe(request.run_id)}  {_safe(request.summary)}  ({expires})",
+            f"{safe(request.request_id)}  {safe(request.run_id)}  {safe(request.summary)}  ({expires})",
             file=out,
         )
         if isinstance(request.request, ApprovalRequest):
             arguments = json.dumps(request.request.arguments, ensure_ascii=False)
-            print(f"    arguments: {_safe(arguments[:400])}", file=out)
+            print(f"    arguments: {safe(arguments[:400])}", file=out)
             if request.request.protected:
-                print(f"    control file: {_safe(', '.join(request.request.protected))}", file=out)
+                print(f"    control file: {safe(', '.join(request.request.protected))}", file=out)
     return 0
 
 
@@ -153,17 +154,17 @@ async def _decide(host: RunHost, args: argparse.Namespace, out: TextIO) -> int:
     try:
         resolution = await host.decide(args.request_id, decision, decided_by="human")
     except DecisionRejected as exc:
-        print(f"ditto-tui: decision refused: {_safe(exc.reason)}", file=sys.stderr)
+        print(f"ditto-tui: decision refused: {safe(exc.reason)}", file=sys.stderr)
         return 1
     said = "approved" if decision.approves else "denied"
     if resolution.queued:
         print(
-            f"{said} {_safe(args.request_id)}: no worker is running, so it is kept and applied (checked "
+            f"{said} {safe(args.request_id)}: no worker is running, so it is kept and applied (checked "
             "again) when one is back",
             file=out,
         )
     else:
-        print(f"{said} {_safe(args.request_id)} of run {_safe(resolution.run_id)}", file=out)
+        print(f"{said} {safe(args.request_id)} of run {safe(resolution.run_id)}", file=out)
     return 0
 
 
@@ -263,17 +264,7 @@ async def print_durable_runs(config: RuntimeConfig, as_json: bool, out: TextIO) 
             print(escape_unprintable(json.dumps(item, ensure_ascii=False)), file=out)
         else:
             waiting = f"  {summary.pending} waiting" if summary.pending else ""
-            print(f"{_safe(summary.run_id)}  {_safe(summary.graph)}  {summary.status}{waiting}", file=out)
+            print(f"{safe(summary.run_id)}  {safe(summary.graph)}  {summary.status}{waiting}", file=out)
     if not summaries and not as_json:
         print("no runs on the run host yet", file=out)
     return 0
-
-
-def _safe(value: object) -> str:
-    return escape_controls(value if isinstance(value, str) else str(value))
-
-
-def _clock(at: float) -> str:
-    import time
-
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))

@@ -37,11 +37,18 @@ for name in sys.argv[1:]:
     except Exception as exc:
         found[name] = {"error": f"{type(exc).__name__}: {exc}"}
         continue
-    found[name] = {"textual": sorted(m for m in sys.modules if m == "textual" or m.startswith("textual."))}
+    found[name] = {
+        top: sorted(m for m in sys.modules if m == top or m.startswith(top + "."))
+        for top in ("textual", "temporalio")
+    }
 print(json.dumps(found))
 """
 """Imports the modules one after another in one fresh interpreter and says, after each, which Textual
-modules are loaded: a module that is clean after all those before it were clean is clean alone too."""
+and Temporal modules are loaded: a module that is clean after all those before it were clean is clean
+alone too."""
+
+APP_MODULES = ("ditto_tui.__main__", "ditto_tui.tui.app")
+"""Probed last (they load Textual): the app and the CLI as `make run` starts them."""
 
 
 def _top_level_modules() -> list[str]:
@@ -58,7 +65,7 @@ def _modules_to_probe() -> list[str]:
 @pytest.fixture(scope="module")
 def probed() -> dict[str, dict[str, object]]:
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, *_modules_to_probe()],
+        [sys.executable, "-c", PROBE, *_modules_to_probe(), *APP_MODULES],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -103,24 +110,8 @@ def test_import_linter_contract_covers_core_module(module: str) -> None:
     assert module in covered, f"{module!r} is missing from the contract that forbids 'textual'"
 
 
-TEMPORAL_PROBE = """
-import sys
-import ditto_tui, ditto_tui.__main__, ditto_tui.runs, ditto_tui.durable_cli
-import ditto_tui.session, ditto_tui.tui.app
-print(sorted(m for m in sys.modules if m == "temporalio" or m.startswith("temporalio.")))
-"""
-
-
-def test_the_embedded_default_never_loads_temporal() -> None:
-    """The app, the CLI and the run host port start without Temporal (``make run`` needs nothing else);
-    only a durable host imports it, through ditto_tui.runs.temporal."""
-    proc = subprocess.run(
-        [sys.executable, "-c", TEMPORAL_PROBE],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+def test_the_embedded_default_never_loads_temporal(probed: dict[str, dict[str, object]]) -> None:
+    """The core, the app and the CLI start without Temporal (``make run`` needs nothing else); only a
+    durable host imports it, through ditto_tui.runs.temporal. The last module probed has them all loaded."""
+    assert probed[APP_MODULES[-1]]["temporalio"] == []
+    assert all(found.get("temporalio") == [] for found in probed.values()), probed

@@ -201,7 +201,8 @@ async def test_a_result_review_waits_on_the_host_and_is_answered_through_it(
         run_id = await hosted.host.start(_writes("w-1"), None)
         (waiting,) = await hosted.waiting()
         assert waiting.kind == "result_review" and isinstance(waiting.request, ReviewRequest)
-        assert waiting.request.call.id == "w-1" and hosted.recorder.executed != []  # ran, result held back
+        assert waiting.request.call.id == "w-1"
+        assert [call_id for call_id, _args, _approval in hosted.recorder.executed] == ["w-1"]  # result held
         with pytest.raises(DecisionRejected):  # a tool call's answer does not fit a review
             await hosted.host.decide(waiting.request_id, ApprovalDecision(kind="approve"), decided_by="human")
         await hosted.host.decide(

@@ -44,13 +44,6 @@ DEFAULT_TASK_QUEUE = "ditto-tui"
 UPDATE_WAIT_SECONDS = 3.0
 """How long a decision waits for a worker to take it before it is queued for the next one."""
 _POLL_SECONDS = 0.05
-_CLOSED = {
-    WorkflowExecutionStatus.COMPLETED: None,
-    WorkflowExecutionStatus.FAILED: "failed",
-    WorkflowExecutionStatus.CANCELED: "cancelled",
-    WorkflowExecutionStatus.TERMINATED: "cancelled",
-    WorkflowExecutionStatus.TIMED_OUT: "failed",
-}
 
 
 def data_converter(key: bytes | None = None) -> DataConverter:
@@ -324,13 +317,15 @@ def _read(path: object) -> bytes | None:
 
 
 def _status(status: WorkflowExecutionStatus | None, memo: Mapping[str, Any]) -> RunStatus:
-    if status == WorkflowExecutionStatus.RUNNING or status is None:
+    """A run's status from its workflow's: a completed workflow says in its memo how the run ended."""
+    if status in (None, WorkflowExecutionStatus.RUNNING):
         return "running"
+    if status in (WorkflowExecutionStatus.CANCELED, WorkflowExecutionStatus.TERMINATED):
+        return "cancelled"
     said = memo.get("status")
-    closed = _CLOSED.get(status)
-    if closed is None:
-        return "succeeded" if said == "succeeded" else "cancelled" if said == "cancelled" else "failed"
-    return "cancelled" if closed == "cancelled" else "failed"
+    if status == WorkflowExecutionStatus.COMPLETED and said in ("succeeded", "cancelled"):
+        return "succeeded" if said == "succeeded" else "cancelled"
+    return "failed"
 
 
 def _asked(memo: Mapping[str, Any], request_id: str) -> bool:

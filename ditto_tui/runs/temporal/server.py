@@ -24,7 +24,7 @@ from pathlib import Path
 from ditto_tui.errors import DittoError
 from ditto_tui.home import ensure_dir, open_private, state_dir
 from ditto_tui.state_db import StateDB
-from ditto_tui.supervise.journal._process import process_started as _started
+from ditto_tui.supervise.journal._process import process_alive, process_started
 
 DATABASE = "temporal.db"
 LOG = "temporal-server.log"
@@ -90,7 +90,7 @@ def ensure_running(db: StateDB | None = None) -> LocalServer:
         connection.execute(
             "INSERT OR REPLACE INTO durable_server (id, address, ui, pid, process_started, started_at) "
             "VALUES (1, ?, ?, ?, ?, ?)",
-            (server.address, server.ui, server.pid, _started(server.pid), server.started_at),
+            (server.address, server.ui, server.pid, process_started(server.pid), server.started_at),
         )
     return server
 
@@ -102,7 +102,7 @@ def stop(db: StateDB | None = None) -> LocalServer | None:
     if found is not None:
         os.kill(found.pid, signal.SIGTERM)
         deadline = time.monotonic() + 10
-        while _alive(found.pid, _started(found.pid)) and time.monotonic() < deadline:
+        while _alive(found.pid, process_started(found.pid)) and time.monotonic() < deadline:
             time.sleep(0.05)
     with db.changing() as connection:
         connection.execute("DELETE FROM durable_server")
@@ -164,10 +164,5 @@ def _listening(address: str) -> bool:
 
 
 def _alive(pid: int, started: str | None) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        pass
-    return started is None or _started(pid) == started
+    """Whether the server's process still runs (a pid with no start time to compare is taken at its word)."""
+    return process_alive(pid, started) is not False

@@ -186,7 +186,7 @@ class DittoRun:
     ) -> None:
         if status == "succeeded":
             return
-        ran = {e["data"].get("node_id") for e in self._events if e["data"]["kind"] in ("node_started",)}
+        ran = {e["data"].get("node_id") for e in self._events if e["data"]["kind"] == "node_started"}
         reason = "run cancelled" if status == "cancelled" else f"node {failed!r} failed"
         for node in nodes:
             if node["id"] not in outputs and node["id"] not in ran:

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def _started(pid: int) -> str | None:
-    """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat`` field 22)."""
+def process_started(pid: int) -> str | None:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat`` field 22), or None when
+    the system does not say: with the pid, it names one process, never another given the same id later."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as file:
             stat = file.read(4096).decode("ascii", "replace")
@@ -25,16 +26,10 @@ def _started(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
-def process_started(pid: int) -> str | None:
-    """When process ``pid`` started (clock ticks since boot), or None when the system does not say: with
-    the pid, it names one process, never another given the same id later."""
-    return _started(pid)
-
-
 @functools.cache
 def _own_start(pid: int) -> str | None:
-    """:func:`_started` of this process (by its id, so a forked child reads its own), read once."""
-    return _started(pid)
+    """:func:`process_started` of this process (by its id, so a forked child reads its own), read once."""
+    return process_started(pid)
 
 
 def writer_identity() -> dict[str, Any]:
@@ -51,15 +46,21 @@ def writer_alive(header: Mapping[str, Any]) -> bool | None:
     if not isinstance(writer, Mapping) or not isinstance(pid := writer.get("pid"), int) or pid <= 0:
         return None
     started = writer.get("started")
+    return process_alive(pid, started if isinstance(started, str) else None)
+
+
+def process_alive(pid: int, started: str | None) -> bool | None:
+    """Whether process ``pid`` that started at ``started`` (:func:`process_started`) is still running;
+    ``None`` when the system cannot tell (no start time to tell a reused id from it)."""
     if pid == os.getpid():
-        return started is None or started == _started(pid)
+        return started is None or started == process_started(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except (PermissionError, OSError):
         pass  # a process of another user has that id now: not ours, unless its start time says so
-    if not isinstance(started, str):
+    if started is None:
         return None
-    now = _started(pid)
+    now = process_started(pid)
     return None if now is None else now == started

@@ -240,7 +240,7 @@ def unfinished_outcome(header: Mapping[str, Any]) -> str:
 
 def waiting_on(journal: JournalRead) -> str | None:
     """The request a run without an end was waiting on when its journal stops (``write_text (write-1)``),
-    or ``None``: an approval, review or breakpoint asked and never answered."""
+    or ``None``: an approval asked and never answered."""
     open_requests: dict[str, str] = {}
     for event in journal.events:
         if isinstance(event, ApprovalRequested):
