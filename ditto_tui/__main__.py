@@ -391,11 +391,13 @@ def _open_app(
     mode: Mode = "ask",
     breakpoints: Sequence[str] = (),
     notices: Sequence[str] = (),
+    attach: str | None = None,
 ) -> int:
     """Run the Textual app until the user quits (imported here: headless runs never load Textual).
 
     ``ask_task``: the prompt box asks for the agent's task before the run starts; ``breakpoints``
-    (``--break``) pause the runs before the nodes they match; ``notices`` are shown when it opens."""
+    (``--break``) pause the runs before the nodes they match; ``notices`` are shown when it opens;
+    ``attach``: the durable run shown at the start, instead of a new run."""
     from ditto_tui.tui import DittoApp, RunSpec
 
     spec = RunSpec(
@@ -407,6 +409,7 @@ def _open_app(
         mode=mode,
         breakpoints=tuple(breakpoints),
         notices=tuple(notices),
+        attach=attach,
     )
     app = DittoApp(spec)
     app.run()
@@ -453,6 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _open_app(config, workspace, None, notices=notices)
         graph_file = Path(args.graph) if args.command in ("run", "worker") else default_graph(workspace)
         program = with_input(load_program(graph_file, config, workspace), args.task, args.input)
+        attach = durable_cli.attached(args, config)
         if durable_cli.detached(args):
             return asyncio.run(durable_cli.said(_durable_program(args, program, config, workspace)))
     except GraphLoadError as exc:
@@ -463,7 +467,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     journal = not args.no_journal
     if not args.headless:
-        ask = args.task is None and args.input is None and agent_task(program) is not None
+        ask = args.task is None and args.input is None and agent_task(program) is not None and not attach
         return _open_app(
             config,
             workspace,
@@ -473,6 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             mode=args.mode,
             breakpoints=args.breakpoints,
             notices=notices,
+            attach=attach,
         )
     headless = run_headless(
         program,

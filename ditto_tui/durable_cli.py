@@ -19,7 +19,14 @@ from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.json_text import json_option
 from ditto_tui.program import Program
-from ditto_tui.runs import DecisionRejected, PendingRequest, RunHost, RunSummary, open_durable_run_host
+from ditto_tui.runs import (
+    DecisionRejected,
+    DurableRunHost,
+    PendingRequest,
+    RunHost,
+    RunSummary,
+    open_durable_run_host,
+)
 from ditto_tui.runs_cli import safe, when
 from ditto_tui.runtime import Graph
 from ditto_tui.sanitize import escape_unprintable
@@ -49,6 +56,14 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     decide.add_argument("decision", choices=("approve", "deny"))
     decide.add_argument("--reason", help="why (a denial's reason is shown to the model)")
     decide.add_argument("--args", dest="edited", help="approve these arguments instead: JSON, or @FILE")
+    attach = commands.add_parser(
+        "attach",
+        help="open the Run screen on a run of the durable host, started anywhere",
+        description="Show RUN_ID (from `ditto-tui runs`) in the app from its start and follow it live; its "
+        "requests are answered here as in any run. The app runs the workspace's graph's nodes while open "
+        "(a worker); quitting leaves the run running.",
+    )
+    attach.add_argument("run_id", help="the run's id, from `ditto-tui runs` or `run --detach`")
     worker = commands.add_parser(
         "worker",
         help="run a worker for a graph's durable runs (their nodes run here)",
@@ -64,12 +79,22 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     server.add_argument("action", choices=("status", "start", "stop"), nargs="?", default="status")
 
 
+def attached(args: argparse.Namespace, config: RuntimeConfig) -> str | None:
+    """The run ``attach RUN_ID`` follows (None for another command); an error on the embedded host."""
+    if args.command != "attach":
+        return None
+    durable_host(config)  # says what to set when runs live in one process
+    if getattr(args, "headless", False):
+        raise ValidationError("attach opens the app on the run: --headless does not apply to it")
+    return str(args.run_id)
+
+
 def detached(args: argparse.Namespace) -> bool:
     """Whether the command runs a loaded graph on the durable host: ``worker``, ``run --detach``."""
     return args.command == "worker" or (args.command == "run" and bool(getattr(args, "detach", False)))
 
 
-def durable_host(config: RuntimeConfig) -> RunHost:
+def durable_host(config: RuntimeConfig) -> DurableRunHost:
     """The config's durable host; a clear error when the config says embedded."""
     if config.runs.host == "embedded":
         raise ValidationError(
@@ -211,15 +236,12 @@ async def run_worker(
     program: Program, config: RuntimeConfig, workspace: Path, err: TextIO | None = None
 ) -> int:
     """``worker GRAPH``: run the graph's durable runs' nodes here until SIGINT or SIGTERM."""
-    from ditto_tui.runs.temporal import DittoWorker, TemporalRunHost
     from ditto_tui.session import open_runtime
 
     err = err or sys.stderr
     if not isinstance(program.plan, Graph):
         raise ValidationError(f"{program.name}: a loop runs embedded; a worker runs graphs")
     host = durable_host(config)
-    assert isinstance(host, TemporalRunHost)
-    client = await host.connected()
     inbox = QueueApprover()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -228,24 +250,17 @@ async def run_worker(
     async with open_runtime(
         program, config, workspace, inbox, journal=False, notice=lambda line: print(line, file=err)
     ) as session:
-        worker = DittoWorker(
-            client,
-            session.runtime,
-            inbox,
-            task_queue=host.task_queue,
-            plans={program.plan.name: program.plan},
-        )
-        await worker.start()
+        await host.work(session.runtime, inbox, [program.plan])
         print(
             f"ditto-tui: worker for {program.plan.name!r} on the {config.runs.host} run host "
-            f"(task queue {host.task_queue!r}, pid {os.getpid()}); Ctrl-C stops it",
+            f"(pid {os.getpid()}); Ctrl-C stops it",
             file=err,
             flush=True,
         )
         await stop.wait()
         print("ditto-tui: worker stopping: its runs wait for the next worker", file=err, flush=True)
         with contextlib.suppress(Exception):
-            await worker.shutdown()
+            await host.stop_working()
     return 0
 
 

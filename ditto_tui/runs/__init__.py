@@ -13,7 +13,7 @@ import asyncio
 import contextvars
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -102,6 +102,31 @@ class RunHost(Protocol):
 
     async def cancel(self, run_id: str, reason: str) -> None:
         """Cancel the run (its waiting requests end, its calls are cancelled)."""
+        ...
+
+
+class DurableRunHost(RunHost, Protocol):
+    """A host whose runs outlive this process (``runs.host`` local or remote): this process can be one of
+    its workers while it lives."""
+
+    async def work(self, runtime: Runtime, inbox: Inbox, plans: Iterable[Graph] = ()) -> None:
+        """Run the nodes of ``plans``' runs here, on ``runtime``; their requests go through ``inbox``."""
+        ...
+
+    async def stop_working(self) -> None:
+        """Stop running nodes here, gracefully: the runs and their requests wait for another worker."""
+        ...
+
+    def running_here(self, run_id: str) -> bool:
+        """Whether a node of ``run_id`` runs in this process now."""
+        ...
+
+    def request_key(self, request: InboxRequest) -> str:
+        """What ties ``request`` to its call (the same after a worker's restart asked it again)."""
+        ...
+
+    async def outputs(self, run_id: str) -> dict[str, Any] | None:
+        """The outputs of an ended run (None unless it succeeded); waits for it to end."""
         ...
 
 
@@ -295,7 +320,7 @@ def open_run_host(runtime: Runtime, inbox: Inbox, config: Mapping[str, Any] | No
     return open_durable_run_host(settings)
 
 
-def open_durable_run_host(settings: Mapping[str, Any]) -> RunHost:
+def open_durable_run_host(settings: Mapping[str, Any]) -> DurableRunHost:
     """The durable host of a ``runs:`` section (``local`` or ``remote``), imported only now: the embedded
     default never loads Temporal."""
     host = settings.get("host")
@@ -312,6 +337,7 @@ def open_durable_run_host(settings: Mapping[str, Any]) -> RunHost:
 
 __all__ = [
     "DecisionRejected",
+    "DurableRunHost",
     "LocalRunHost",
     "PendingRequest",
     "Plan",

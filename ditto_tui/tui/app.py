@@ -19,7 +19,14 @@ from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.supervise.modes import Mode
 from ditto_tui.supervise.modes import describe as describe_mode
 from ditto_tui.tui.approvals import ApprovalDesk
-from ditto_tui.tui.bridge import ApprovalQueued, EventsArrived, RequestsRefused, RunBridge, RunSpec
+from ditto_tui.tui.bridge import (
+    ApprovalQueued,
+    EventsArrived,
+    HostSaid,
+    RequestsRefused,
+    RunBridge,
+    RunSpec,
+)
 from ditto_tui.tui.faults import FaultLog, Guarded
 from ditto_tui.tui.heap import IdleCollector
 from ditto_tui.tui.keys import KeyGuard
@@ -202,6 +209,11 @@ class DittoApp(Guarded, App[None]):
         )
         self.notify(line, title="Requests refused", severity="warning", markup=False, timeout=8)
 
+    def on_host_said(self, message: HostSaid) -> None:
+        """What the durable run host said: it cannot be reached, or it refused a decision."""
+        severity: Any = message.severity
+        self.notify(visible(message.text), title=message.title, severity=severity, markup=False, timeout=10)
+
     def on_events_arrived(self, message: EventsArrived) -> None:
         """Close an approval view whose request ended elsewhere; hold off full collections."""
         self.heap.busy()
@@ -250,6 +262,12 @@ class DittoApp(Guarded, App[None]):
         if pending:
             what.append(f"{pending} decision{'s are' if pending != 1 else ' is'} pending")
         question = f"Quit? {' and '.join(what).capitalize()}; quitting cancels it and nothing more executes."
+        if self.bridge.spec.durable:
+            question = (
+                f"Quit? {' and '.join(what).capitalize()}. Runs go on on the run host and their requests "
+                "wait there: `ditto-tui inbox` and `decide` answer them, `ditto-tui attach RUN_ID` shows a "
+                "run again. A graph's nodes run while a worker is up (`ditto-tui worker GRAPH`)."
+            )
         self.push_screen(ConfirmModal("Quit ditto-tui", question), self._quit_confirmed)
 
     def _quit_confirmed(self, confirmed: bool | None) -> None:

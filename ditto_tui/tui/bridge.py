@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,11 +14,14 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from ditto_tui.config import RuntimeConfig
-from ditto_tui.errors import RuntimeClosedError, ValidationError
+from ditto_tui.errors import DittoError, RuntimeClosedError, ValidationError
 from ditto_tui.interaction import McpRegistry
 from ditto_tui.program import Program
-from ditto_tui.runtime import ExecutionEvent, Graph, RunStarted, Runtime
+from ditto_tui.runs import DurableRunHost, Resolution, open_durable_run_host
+from ditto_tui.runs.mirror import PendingMirror
+from ditto_tui.runtime import ExecutionEvent, Graph, RunFinished, RunStarted, Runtime
 from ditto_tui.runtime.breakpoints import Breakpoints
+from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.session import RunSession, open_runtime
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalRequest, QueueApprover
 from ditto_tui.supervise.grants import Grant, GrantState
@@ -51,12 +55,27 @@ class ApprovalQueued(Message):
         self.request = request
 
 
+class HostSaid(Message):
+    """Something the durable run host said the person must see: it could not be reached, or refused a
+    decision (``severity`` as :meth:`App.notify` takes it)."""
+
+    def __init__(self, title: str, text: str, severity: str = "error") -> None:
+        super().__init__()
+        self.title, self.text, self.severity = title, text, severity
+
+
 class RequestsRefused(Message):
     """A server's requests were refused by its bounds (pending, rate, size): ``count`` so far."""
 
     def __init__(self, server: str, count: int) -> None:
         super().__init__()
         self.server, self.count = server, count
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark a background future's failure as seen (it is reported where it is awaited, or was said)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def told_refusals(count: int) -> bool:
@@ -138,6 +157,13 @@ class RunSpec:
     mode: Mode = "ask"
     breakpoints: tuple[str, ...] = ()
     notices: tuple[str, ...] = ()
+    attach: str | None = None
+    """A run of the durable host to follow from the start, instead of starting one (``attach RUN_ID``)."""
+
+    @property
+    def durable(self) -> bool:
+        """Whether runs live on a durable host (``runs.host`` local or remote), outliving the app."""
+        return self.config.runs.host != "embedded"
 
 
 class RunBridge:
@@ -160,6 +186,13 @@ class RunBridge:
         self.session: RunSession | None = None
         self.runs: list[str] = []
         """The ids of the program's runs in this session, oldest first."""
+        self.host: DurableRunHost | None = None
+        """The durable run host, once connected (None on the embedded host)."""
+        self.mirror: PendingMirror | None = None
+        self._hosting: asyncio.Future[DurableRunHost] | None = None
+        self._mirroring: asyncio.Task[None] | None = None
+        self.followed: str | None = None
+        """The durable run :meth:`follow` shows now."""
         self._starting = False
         self._opened: asyncio.Future[Runtime] | None = None
         self._closing: asyncio.Event | None = None
@@ -190,13 +223,17 @@ class RunBridge:
                 self.journal = session.journal
                 for pattern in spec.breakpoints:  # before the first run can start
                     session.runtime.breakpoints.add(pattern)
-                unsubscribe = session.runtime.subscribe(self.pump)
+                unsubscribe = session.runtime.subscribe(self._local)
                 unwatch = session.runtime.subscribe(self._watch)
                 unrefused = session.client_requests.on_refused(self._refused)
                 try:
                     opened.set_result(session.runtime)
+                    if spec.durable:
+                        self._hosting = asyncio.ensure_future(self._open_host(session))
+                        self._hosting.add_done_callback(_retrieved)
                     await self._closing.wait()
                 finally:
+                    await self._close_host()
                     unsubscribe()
                     unwatch()
                     unrefused()
@@ -214,13 +251,19 @@ class RunBridge:
         """Run the program on the session's runtime; returns its outputs (graph) or final state (loop).
 
         ``initial`` replaces the program's input; ``follows`` names the run whose conversation this one
-        continues, which its journal records.
+        continues, which its journal records. On a durable host a graph's run is started there and
+        followed (:meth:`follow`); a loop runs here.
         """
         program = self.spec.program
         if program is None:
             raise ValidationError("this session has no program to run")
         runtime = await self._future()
         given = program.initial if initial is PROGRAM_INPUT else initial
+        if self.spec.durable and isinstance(program.plan, Graph):
+            host = await self.durable()
+            run_id = await host.start(program.plan, given)
+            self.runs.append(run_id)
+            return await self.follow(run_id)
         if follows is not None and self.journal is not None:
             self.journal.follow_up(follows)
         if self.journal is not None:
@@ -229,6 +272,114 @@ class RunBridge:
         if isinstance(program.plan, Graph):
             return await runtime.run(program.plan, given)
         return await runtime.loop(program.plan, given)
+
+    async def follow(self, run_id: str) -> Any:
+        """Follow run ``run_id`` of the durable host to its end: its events (history, then live) go to the
+        screen; returns its outputs. Cancelled (the app quits, or another run is shown), the run goes on
+        on the host (:meth:`cancel_durable` ends it)."""
+        host = await self.durable()
+        finished: RunFinished | None = None
+        self.followed = run_id
+        try:
+            async for event in host.events(run_id):
+                self.pump(event)
+                if isinstance(event, RunFinished):
+                    finished = event
+        finally:
+            if self.followed == run_id:
+                self.followed = None
+        if finished is not None and finished.status == "failed":
+            where = f"node {finished.failed_node!r} failed: " if finished.failed_node else ""
+            raise DittoError(f"{where}{finished.error or 'the run failed'}")
+        if finished is None or finished.status != "succeeded":
+            return None
+        return await host.outputs(run_id)
+
+    def cancel_durable(self) -> bool:
+        """End the durable run followed now (its follower sees it end); False when none is followed."""
+        run_id, host = self.followed, self.host
+        if run_id is None or host is None:
+            return False
+        task = asyncio.ensure_future(host.cancel(run_id, "cancelled in the app"))
+        task.add_done_callback(lambda done: self._cancel_failed(run_id, done))
+        return True
+
+    def _cancel_failed(self, run_id: str, done: asyncio.Future[None]) -> None:
+        if not done.cancelled() and done.exception() is not None:
+            error = public_message_from_exception(done.exception() or Exception())
+            self._say("Cancel", f"run {run_id} was not cancelled: {error}")
+
+    async def durable(self) -> DurableRunHost:
+        """The durable host, once connected and working here (raises why it could not be)."""
+        if self._hosting is None:
+            await self._future()
+        if self._hosting is None:
+            raise ValidationError("runs.host is embedded: runs live in this process")
+        return await asyncio.shield(self._hosting)
+
+    async def _open_host(self, session: RunSession) -> DurableRunHost:
+        """Connect to the durable host, run the program's nodes here while the app is open, and ask the
+        host's waiting requests in this session's inbox (the cross-run inbox)."""
+        try:
+            host = open_durable_run_host(self.spec.config.runs.model_dump())
+            program = self.spec.program
+            plans = [program.plan] if program is not None and isinstance(program.plan, Graph) else []
+            await host.work(session.runtime, self.approver, plans)
+        except Exception as exc:
+            self._say("Run host", f"cannot use the run host: {public_message_from_exception(exc)}")
+            raise
+        self.host = host
+        self.mirror = PendingMirror(
+            host,
+            self.approver,
+            key=host.request_key,
+            on_rejected=lambda _request, reason: self._say("Decision refused", reason, "warning"),
+            on_decided=self._decided,
+            on_failed=self._host_failed,
+        )
+        self._mirroring = asyncio.ensure_future(self.mirror.run())
+        return host
+
+    def _decided(self, resolution: Resolution) -> None:
+        if resolution.queued:
+            self._say(
+                "Decision kept",
+                f"no worker runs the nodes of run {resolution.run_id} now: the decision is kept and applied, "
+                "checked again, when one is back",
+                "warning",
+            )
+
+    def _host_failed(self, error: BaseException) -> None:
+        mirror = self.mirror
+        if mirror is not None and mirror.failures in (1, 10, 100):
+            self._say("Run host", f"the run host does not answer: {public_message_from_exception(error)}")
+
+    def _say(self, title: str, text: str, severity: str = "error") -> None:
+        target = self.approver.target
+        if target is not None:
+            target.post_message(HostSaid(title, text, severity))
+
+    async def _close_host(self) -> None:
+        """Stop asking the host's requests and stop working for it; its runs go on."""
+        hosting, self._hosting = self._hosting, None
+        if hosting is None:
+            return
+        if self._mirroring is not None:
+            self._mirroring.cancel()
+            await asyncio.gather(self._mirroring, return_exceptions=True)
+        if not hosting.done():
+            hosting.cancel()
+        await asyncio.gather(hosting, return_exceptions=True)
+        if self.host is not None:
+            with contextlib.suppress(Exception):
+                await self.host.stop_working()
+
+    def _local(self, event: ExecutionEvent) -> None:
+        """An event of this process's runtime goes to the screen, unless it is of a durable run's node
+        running here: that run's events come from its host, in its order (:meth:`follow`)."""
+        host = self.host
+        if host is None or not host.running_here(event.run_id):
+            self.pump(event)
 
     def _refused(self, server: str, count: int) -> None:
         """Tell the app of a server's first refusal by its bounds, then of every tenfold count."""

@@ -15,7 +15,7 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -34,10 +34,10 @@ from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.runs import DecisionRejected, PendingRequest, Plan, Resolution, RunStatus, RunSummary
 from ditto_tui.runs.temporal import wire
 from ditto_tui.runs.temporal.codec import KeyCodec, is_foreign, load_key
-from ditto_tui.runs.temporal.worker import DittoWorker, node_queue, snapshot
+from ditto_tui.runs.temporal.worker import DittoWorker, binding, node_queue, snapshot
 from ditto_tui.runs.temporal.workflow import GRAPH_ATTRIBUTE, WORKFLOW
-from ditto_tui.runtime import ExecutionEvent, Graph, RunFinished
-from ditto_tui.supervise.inbox import InboxAnswer
+from ditto_tui.runtime import ExecutionEvent, Graph, RunFinished, Runtime
+from ditto_tui.supervise.inbox import Inbox, InboxAnswer, InboxRequest
 from ditto_tui.supervise.requests import ApprovalRequest
 
 DEFAULT_TASK_QUEUE = "ditto-tui"
@@ -246,6 +246,46 @@ class TemporalRunHost:
                 if isinstance(event, RunFinished):
                     return
             await asyncio.sleep(_POLL_SECONDS)
+
+    # -- working here --------------------------------------------------------------------------------
+
+    async def work(self, runtime: Runtime, inbox: Inbox, plans: Iterable[Graph] = ()) -> None:
+        """Run the runs' nodes in this process too (the app while open, ``ditto-tui worker``): a worker on
+        this host's task queue for ``plans``, on ``runtime``, its calls' requests through ``inbox``."""
+        if self.worker is not None:
+            for plan in plans:
+                self.worker.add_plan(plan)
+            return
+        worker = DittoWorker(
+            await self.connected(),
+            runtime,
+            inbox,
+            task_queue=self.task_queue,
+            plans={plan.name: plan for plan in plans},
+        )
+        await worker.start()
+        self.worker = worker
+
+    async def stop_working(self) -> None:
+        """Stop this process's worker gracefully: its runs' requests wait for the next worker."""
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            await worker.shutdown()
+
+    def running_here(self, run_id: str) -> bool:
+        """Whether a node of ``run_id`` runs on this process's worker now."""
+        return self.worker is not None and self.worker.running(run_id)
+
+    def request_key(self, request: InboxRequest) -> str:
+        """What binds ``request`` to its run and call: one request, though asked again after a worker's
+        restart."""
+        return f"{getattr(request, 'run_id', None)}|{binding(request)}"
+
+    async def outputs(self, run_id: str) -> dict[str, Any] | None:
+        """The outputs of run ``run_id`` once it has ended (None unless it succeeded)."""
+        result = await (await self.connected()).get_workflow_handle(run_id).result()
+        outputs = result.get("outputs")
+        return {node: wire.load(value) for node, value in outputs.items()} if outputs is not None else None
 
     async def cancel(self, run_id: str, reason: str) -> None:
         handle = (await self.connected()).get_workflow_handle(run_id)

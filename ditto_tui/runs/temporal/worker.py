@@ -185,6 +185,10 @@ class DittoWorker:
         self._stops = []
         self.inbox.timed_elsewhere = None
 
+    def running(self, run_id: str) -> bool:
+        """Whether a node of run ``run_id`` runs on this worker now (its events go to the workflow)."""
+        return run_id in self._streams
+
     # -- a node ---------------------------------------------------------------------------------------
 
     @activity.defn(name=RUN_NODE)

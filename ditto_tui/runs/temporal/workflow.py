@@ -65,6 +65,8 @@ class DittoRun:
         self._run_id = ""
         self._graph = ""
         self._search = False
+        self._open: dict[str, dict[str, Any]] = {}
+        """Approvals asked (``approval_requested``) and not ended yet in the run's events, by request id."""
 
     # -- the run --------------------------------------------------------------------------------------
 
@@ -109,6 +111,7 @@ class DittoRun:
         for entry in self._requests.values():
             if entry["status"] == "pending":
                 entry["status"] = "withdrawn"
+        self._close_open(None, "the run ended before it was decided")
         self._status = status
         self._emit(
             "run_finished",
@@ -205,8 +208,32 @@ class DittoRun:
         if not isinstance(batch, list):
             return  # not made with the user's key: no event of it is recorded
         for item in batch:
-            data = dict(item["data"], seq=len(self._events) + 1, run_id=self._run_id)
+            data = dict(item["data"], run_id=self._run_id)
+            kind = data.get("kind")
+            if kind == "approval_requested":  # asked again: the ask of a worker that stopped has ended
+                self._close_open(data.get("call_id"), "its worker stopped; the call asked again")
+                self._open[str(data.get("request_id"))] = data
+            elif kind == "approval_resolved":
+                self._open.pop(str(data.get("request_id")), None)
+            data["seq"] = len(self._events) + 1
             self._events.append({**item, "data": data})
+
+    def _close_open(self, call_id: Any, reason: str) -> None:
+        """End in the record the approvals still open (those of ``call_id``, or all): their asker is gone,
+        so the history says how each ended, as an embedded run's does."""
+        for request_id, asked in list(self._open.items()):
+            if call_id is not None and asked.get("call_id") != call_id:
+                continue
+            del self._open[request_id]
+            self._emit(
+                "approval_resolved",
+                request_id=request_id,
+                call_id=asked.get("call_id"),
+                tool=asked.get("tool"),
+                decision="cancelled",
+                reason=reason,
+                arguments_digest=asked.get("arguments_digest"),
+            )
 
     @workflow.query
     def state(self, after: int = 0) -> dict[str, Any]:

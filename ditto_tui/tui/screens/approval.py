@@ -15,6 +15,7 @@ from textual.widgets import Footer, Input, Static
 
 from ditto_tui.digest import arguments_digest
 from ditto_tui.errors import ValidationError
+from ditto_tui.runtime.client import short_run_id
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
 from ditto_tui.supervise.protected import protected_notice
 from ditto_tui.tui import clock
@@ -335,12 +336,13 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
 
     def _show_queue(self, pending: Sequence[ApprovalRequest]) -> None:
         others = [request for request in pending if request.request_id != self.request.request_id]
+        runs = len({request.run_id for request in others} | {self.request.run_id}) > 1
         text = Text(f"Queue: {len(others) + 1} pending  ", style="bold")
         text.append("▶ ")
-        text.append_text(one_line(f"{self.request.tool} ({self.request.call.id})", style="reverse"))
+        text.append_text(one_line(_queue_label(self.request, runs), style="reverse"))
         for request in others:
             text.append(" · ")
-            text.append_text(one_line(f"{request.tool} ({request.call.id})"))
+            text.append_text(one_line(_queue_label(request, runs)))
         self.queue.update(text)
 
     # -- modes and keys ---------------------------------------------------------------------------------
@@ -474,3 +476,9 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
 
 
 __all__ = ["ARM_SECONDS", "ApprovalBackend", "ApprovalModal"]
+
+
+def _queue_label(request: ApprovalRequest, runs: bool) -> str:
+    """A request in the queue line: its tool and call, and its run when the queue holds several runs'."""
+    where = f", run {short_run_id(request.run_id)}" if runs and request.run_id else ""
+    return f"{request.tool} ({request.call.id}{where})"

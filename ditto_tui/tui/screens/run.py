@@ -34,7 +34,7 @@ from ditto_tui.tui.run_state import RunModel
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.grants import GrantsModal
 from ditto_tui.tui.screens.replay import ReplayScreen
-from ditto_tui.tui.screens.runs import Rerun, RunsModal
+from ditto_tui.tui.screens.runs import HostRunsModal, Rerun, RunsModal
 from ditto_tui.tui.widgets.dag import DagView
 from ditto_tui.tui.widgets.detail import TextView
 from ditto_tui.tui.widgets.inline import visible
@@ -79,6 +79,8 @@ class RunScreen(Guarded, Screen[None]):
         super().__init__()
         self.bridge = bridge
         self.runner: Worker[Any] | None = None
+        self.following: str | None = None
+        """The durable run shown, when it was attached to rather than started here."""
         self.last_input: Any = None
         self.final: ReactState | None = None
         """The final state of the last agent run that answered: what a follow-up continues."""
@@ -106,7 +108,9 @@ class RunScreen(Guarded, Screen[None]):
         self.sub_title = program.name if program is not None else ""
         self.bridge.connect(events=self)
         self.prompt.display = False
-        if self.bridge.spec.ask_task and program is not None:
+        if self.bridge.spec.attach is not None:
+            self.call_later(self.attach, self.bridge.spec.attach)
+        elif self.bridge.spec.ask_task and program is not None:
             self.ask_task()
         elif program is not None:
             self.call_later(self.start, program.initial)
@@ -137,7 +141,18 @@ class RunScreen(Guarded, Screen[None]):
         if self.started:
             await self.view.restart(keep_transcript=follows is not None)
         self.started = True
+        self.following = None
         self.runner = self.run_program(initial, follows)
+
+    async def attach(self, run_id: str) -> None:
+        """Show run ``run_id`` of the durable host, from its start, and follow it live to its end."""
+        self.sub_title = f"run {short_run_id(run_id)}"
+        self.prompt.display = False
+        if self.started:
+            await self.view.restart()
+        self.started = True
+        self.following = run_id
+        self.runner = self.follow_run(run_id)
 
     def now(self) -> float:
         """The wall time that running nodes and the elapsed time are shown at."""
@@ -152,6 +167,11 @@ class RunScreen(Guarded, Screen[None]):
     async def run_program(self, initial: Any = None, follows: str | None = None) -> Any:
         """Run the program to its end; its events arrive as :class:`EventsArrived`."""
         return await self.bridge.run(initial, follows=follows)
+
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def follow_run(self, run_id: str) -> Any:
+        """Follow a durable run to its end; leaving it (quit, another run) leaves it running."""
+        return await self.bridge.follow(run_id)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Report a failed run in one line (the timeline has the details); offer a follow-up."""
@@ -227,7 +247,11 @@ class RunScreen(Guarded, Screen[None]):
         return False
 
     def action_runs(self) -> None:
-        """List the workspace's runs; a finished one opens read-only."""
+        """List the workspace's runs; a finished one opens read-only. On a durable host: the host's runs,
+        wherever they were started; the one chosen is shown and followed."""
+        if self.bridge.spec.durable:
+            self.list_host_runs()
+            return
         try:
             summaries = list_runs(self.bridge.spec.workspace)
         except (OSError, JournalError) as exc:
@@ -237,6 +261,20 @@ class RunScreen(Guarded, Screen[None]):
         program = self.bridge.spec.program
         graph = program.plan.name if program is not None else None
         self.app.push_screen(RunsModal(summaries, live, graph), self._open_run)
+
+    @work(group="host-runs", exclusive=True, exit_on_error=False)
+    async def list_host_runs(self) -> None:
+        """Read the durable host's runs and list them; follow the one chosen."""
+        try:
+            summaries = await (await self.bridge.durable()).runs()
+        except Exception as exc:
+            message = public_message_from_exception(exc, workspace=self.bridge.spec.workspace)
+            self.notify(visible(message), title="Runs", severity="error", markup=False)
+            return
+        live = self.bridge.runs[-1] if self.running and self.bridge.runs else self.following
+        chosen = await self.app.push_screen_wait(HostRunsModal(summaries, live))
+        if chosen is not None:
+            await self.attach(chosen)
 
     async def _open_run(self, path: Any) -> None:
         if path is None:
@@ -298,7 +336,8 @@ class RunScreen(Guarded, Screen[None]):
 
     def _cancel_confirmed(self, confirmed: bool | None) -> None:
         if confirmed:
-            self.workers.cancel_group(self, "run")
+            if not self.bridge.cancel_durable():  # a durable run ends on its host; its view follows
+                self.workers.cancel_group(self, "run")
 
     def action_cancel_call(self) -> None:
         """Cancel the selected call if it is running or waiting for approval; the rest goes on."""

@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ditto_tui.runs import RunSummary as HostRun
 from ditto_tui.runtime.client import short_run_id
 from ditto_tui.supervise.journal import RunSummary
 from ditto_tui.tui.faults import Guarded
@@ -138,4 +139,62 @@ class RunsModal(Guarded, ModalScreen[Path | Rerun | None]):
 
     def action_dismiss_none(self) -> None:
         """Close the list and stay on the live run."""
+        self.dismiss(None)
+
+
+_HOST_STATUS_STYLES = {**_OUTCOME_STYLES, "running": "cyan", "interrupted": "magenta"}
+
+
+def host_run_label(summary: HostRun, *, live: bool, graph_width: int = 0) -> Text:
+    """One run of the durable host on one line: when, graph, status, how many requests wait, its id."""
+    when = time.strftime("%H:%M:%S", time.localtime(summary.started_at)) if summary.started_at else "--:--:--"
+    line = Text.assemble(("● " if live else "  ", "bold cyan"), (when, "dim"), "  ")
+    name = one_line(summary.graph or "run", style="bold")
+    if graph_width:
+        name.truncate(graph_width, overflow="ellipsis", pad=True)
+    line.append_text(name)
+    line.append(
+        f"  {summary.status:<{_OUTCOME_COLUMN}}", style=_HOST_STATUS_STYLES.get(summary.status, "cyan")
+    )
+    if summary.pending:
+        line.append(f"  {summary.pending} waiting", style="bold yellow")
+    line.append("  ")
+    line.append_text(one_line(summary.run_id, style="dim"))
+    return line
+
+
+class HostRunsModal(Guarded, ModalScreen[str | None]):
+    """The runs of the durable host, newest first, wherever they were started: dismisses with the id of
+    the one to show (live ones are followed, ended ones shown from their history), or ``None``."""
+
+    DEFAULT_CSS = RunsModal.DEFAULT_CSS.replace("RunsModal", "HostRunsModal")
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Close")]
+
+    def __init__(self, summaries: list[HostRun], live: str | None) -> None:
+        super().__init__()
+        self.summaries = sorted(summaries, key=lambda s: (s.started_at, s.run_id), reverse=True)
+        self.live = live
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="runs-dialog"):
+            title = "Runs of the run host (Enter shows one: a live run is followed, wherever it started)"
+            yield Static(Text(title), id="runs-title")
+            widest = max((one_line(s.graph or "run").cell_len for s in self.summaries), default=0)
+            width = min(widest, MAX_GRAPH_COLUMN)
+            options = [
+                Option(host_run_label(s, live=s.run_id == self.live, graph_width=width), id=s.run_id)
+                for s in self.summaries
+            ]
+            if not options:
+                options = [Option(Text("No run on the run host yet.", style="italic"), disabled=True)]
+            yield OptionList(*options, id="runs-list")
+        yield Footer()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        chosen = event.option.id
+        self.dismiss(None if chosen is None or chosen == self.live else chosen)
+
+    def action_dismiss_none(self) -> None:
+        """Close the list and stay on the run shown."""
         self.dismiss(None)
