@@ -24,6 +24,9 @@ from ditto_tui.tui.widgets.inline import visible as one_line_text
 _GRANT_WAIT_SECONDS = 2.0
 """How long the desk waits for the grant an "approve always" writes before it offers it to the queue."""
 
+_ELSEWHERE_SECONDS = 0.5
+"""How long an approval view whose request ended waits for the event that says how, before it closes."""
+
 _EXPIRED = {"timeout": "no decision in time (APPROVAL_TIMEOUT)", "cancelled": "the call was cancelled"}
 
 
@@ -56,6 +59,15 @@ class ApprovalDesk:
         view = self.asking
         if view is not None and view.request.request_id == request.request_id:
             view.expire("the request ended (timed out or withdrawn)")
+        if self.open is not None and self.open.request.request_id == request.request_id:
+            # its event says how it ended (timeout, cancelled) within a frame or two; a decision made
+            # elsewhere (another terminal, on a durable host) has no word for this view: close it then
+            self.app.set_timer(_ELSEWHERE_SECONDS, lambda: self._ended_elsewhere(request.request_id))
+
+    def _ended_elsewhere(self, request_id: str) -> None:
+        view = self.open
+        if view is not None and view.request.request_id == request_id:
+            view.expire("it was answered elsewhere, or ended")
 
     def waiting(self) -> int:
         """How many requests wait with no view showing them: set aside, or with no view on its way."""
@@ -102,6 +114,8 @@ class ApprovalDesk:
             if isinstance(event, ApprovalResolved) and event.request_id == view.request.request_id:
                 if event.decision in _EXPIRED:
                     view.expire(_EXPIRED[event.decision])
+                else:  # decided while the view showed it: in another terminal, or by a grant
+                    view.expire(f"it was decided elsewhere ({event.decision}, by {event.decided_by})")
                 return
         view.update_queue(self.bridge.pending())
 

@@ -29,7 +29,7 @@ from ditto_tui.tui.screens.mcp import McpScreen
 from ditto_tui.tui.screens.replay import ReplayScreen
 from ditto_tui.tui.screens.review import ReviewModal
 from ditto_tui.tui.screens.run import RunScreen
-from ditto_tui.tui.screens.runs import RunsModal
+from ditto_tui.tui.screens.runs import HostRunsModal, RunsModal
 from ditto_tui.tui.screens.sampling import SamplingModal
 from ditto_tui.tui.screens.sign_in import SignInModal
 from ditto_tui.tui.screens.tools import ToolsScreen
@@ -75,8 +75,9 @@ SECTIONS: tuple[HelpSection, ...] = (
     ),
     HelpSection(
         title="Runs (l on the Run screen)",
-        summary="This folder's recorded runs; Enter opens one read-only, as a replay.",
-        owners=(RunsModal,),
+        summary="This folder's recorded runs; Enter opens one read-only, as a replay. On a durable run host: "
+        "the host's runs, wherever they were started; Enter shows one and follows it live.",
+        owners=(RunsModal, HostRunsModal),
         within=RunScreen,
     ),
     HelpSection(
