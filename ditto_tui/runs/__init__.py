@@ -77,6 +77,15 @@ class Resolution:
     and recorded) when one is back."""
 
 
+def request_summary(request: InboxRequest) -> str:
+    """A waiting request in one line, as inboxes list it (untrusted text: show it inert)."""
+    if isinstance(request, ApprovalRequest):
+        return f"approve {request.tool} ({request.call.id})"
+    if request.kind == "breakpoint":
+        return f"paused before node {getattr(request, 'node_id', '?')}"
+    return f"{request.kind} {request.request_id}"
+
+
 class RunHost(Protocol):
     """Where runs live (API.md section 11)."""
 
@@ -270,16 +279,14 @@ class LocalRunHost:
             created = request.requested_at if created is None else created
             timeout = request.timeout_seconds
             expires = created + timeout if timeout is not None else None
-            summary = f"approve {request.tool} ({request.call.id})"
         else:
             expires = None
-            summary = f"{request.kind} {request.request_id}"
         run_id = getattr(request, "run_id", None)
         return PendingRequest(
             request_id=request.request_id,
             run_id=run_id if isinstance(run_id, str) else None,
             kind=request.kind,
-            summary=summary,
+            summary=request_summary(request),
             created_at=created if created is not None else time.time(),
             expires_at=expires,
             request=request,
@@ -347,4 +354,5 @@ __all__ = [
     "RunSummary",
     "open_durable_run_host",
     "open_run_host",
+    "request_summary",
 ]

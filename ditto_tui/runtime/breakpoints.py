@@ -56,8 +56,11 @@ class BreakpointRequest:
     run_id: str
     iteration: int | None = None
     pattern: str = STEP
-    output_shape: pydantic.TypeAdapter[Any] | None = field(default=None, repr=False, compare=False)
-    """What the node type declares it outputs (``define_worker(outputs=...)``), or None when it does not."""
+    output_shape: pydantic.TypeAdapter[Any] | None = field(
+        default=None, repr=False, compare=False, metadata={"stored": False}
+    )
+    """What the node type declares it outputs (``define_worker(outputs=...)``), or None when it does not
+    (not stored with a durable run's request: the worker that asked checks a skip's output with it)."""
 
     kind: ClassVar[Literal["breakpoint"]] = "breakpoint"
     """What is asked: whether and how a paused node runs (an inbox request kind)."""

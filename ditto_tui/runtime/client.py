@@ -190,6 +190,10 @@ class _Pauses:
         return decision
 
 
+_ELSEWHERE_KEPT = 256
+"""How many runs scheduled elsewhere keep their breakpoints' "not again" answers in a runtime."""
+
+
 def _given_input(input: Any, _deps: Any) -> Any:
     return input
 
@@ -223,6 +227,7 @@ class Runtime:
         """Who is asked at a breakpoint (None: nobody, and a run with breakpoints refuses to start)."""
         self.breakpoints = Breakpoints()
         """The session's live breakpoints, consulted by every run besides the run's own."""
+        self._elsewhere: dict[str, _Pauses] = {}
         self.services = Services(
             sandbox=sandbox, config=config, providers=dict(providers), resources_of=self._resources_of
         )
@@ -542,8 +547,16 @@ class Runtime:
             raise ValidationError(f"graph {plan.name!r} has no node {node_id!r}")
         self._route(node.type)
         try:
+            pauses = self._scheduled_pauses(run_id)
             return await self._traced(
-                node, input, deps_outputs, run_id=run_id, iteration=iteration, signal=signal, timeout=None
+                node,
+                input,
+                deps_outputs,
+                run_id=run_id,
+                iteration=iteration,
+                signal=signal,
+                timeout=None,
+                pauses=pauses,
             )
         except Exception as error:
             if isinstance(error, GraphExecutionError | RunAbortedError):
@@ -551,6 +564,21 @@ class Runtime:
             raise GraphExecutionError(
                 f"node {node.id!r} ({node.type}) failed: {_describe(error)}", node_id=node.id
             ) from error
+
+    def _scheduled_pauses(self, run_id: str) -> _Pauses | None:
+        """The breakpoints of a run scheduled elsewhere: this runtime's own (``b`` in the app, ``--break``),
+        one :class:`_Pauses` per run, so "do not pause here again" holds for the rest of the run."""
+        pauses = self._elsewhere.get(run_id)
+        if pauses is None:
+            if not self.breakpoints:
+                return None
+            pauses = self._pauses(None, run_id)
+            if pauses is None:
+                return None
+            self._elsewhere[run_id] = pauses
+            while len(self._elsewhere) > _ELSEWHERE_KEPT:
+                self._elsewhere.pop(next(iter(self._elsewhere)))
+        return pauses
 
     def public_error(self, error: BaseException) -> str:
         """``error`` as events carry it (one line, no secrets, absolute paths or control characters)."""

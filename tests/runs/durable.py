@@ -27,8 +27,8 @@ TEST_KEY = bytes(range(32))
 class Hosted:
     """A host over a runtime whose write tool asks, its requests in an inbox nobody else answers."""
 
-    def __init__(self, host: RunHost, recorder: Any) -> None:
-        self.host, self.recorder = host, recorder
+    def __init__(self, host: RunHost, recorder: Any, runtime: Runtime | None = None) -> None:
+        self.host, self.recorder, self.runtime = host, recorder, runtime
 
     async def waiting(self, count: int = 1) -> list[Any]:
         for _ in range(1000):

@@ -15,8 +15,10 @@ import pytest
 from ditto_tui.errors import ValidationError
 from ditto_tui.runs import DecisionRejected, LocalRunHost, open_run_host
 from ditto_tui.runtime import ApprovalResolved, Graph, RunFinished, graph
-from ditto_tui.runtime.events import ReviewResolved
+from ditto_tui.runtime.breakpoints import BreakpointDecision, BreakpointRequest
+from ditto_tui.runtime.events import BreakpointResolved, ReviewResolved
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
+from ditto_tui.supervise.breakpoints import InboxBreakpoints
 from ditto_tui.supervise.requests import ApprovalRequest, ReviewDecision, ReviewRequest
 from tests.runs.durable import Hosted, temporal_host
 from tests.supervise.test_gate import Recorder, act, setup
@@ -43,15 +45,16 @@ async def hosting(
     recorder = Recorder()
     inbox = QueueApprover()
     runtime, _gate, _events = setup(tmp_path, [recorder.tool], approver=inbox, timeout=timeout, rules=rules)
+    runtime.approver = InboxBreakpoints(inbox)  # breakpoints ask the same inbox, as in a session
     async with runtime:
         if kind == "embedded":
             host = open_run_host(runtime, inbox, {"host": kind})
             assert isinstance(host, LocalRunHost)
-            yield Hosted(host, recorder)
+            yield Hosted(host, recorder, runtime)
             host.close()
             return
         async with temporal_host(runtime, inbox) as durable:
-            yield Hosted(durable, recorder)
+            yield Hosted(durable, recorder, runtime)
 
 
 @pytest.fixture(params=HOSTS)
@@ -212,3 +215,28 @@ async def test_a_result_review_waits_on_the_host_and_is_answered_through_it(
         assert events[-1].status == "succeeded"
         (reviewed,) = [e for e in events if isinstance(e, ReviewResolved)]
         assert (reviewed.action, reviewed.decided_by) == ("fail", "human")
+
+
+@pytest.mark.parametrize("kind", HOSTS)
+async def test_a_breakpoint_pauses_before_the_node_and_is_answered_through_the_host(
+    kind: str, tmp_path: Path
+) -> None:
+    async with hosting(kind, tmp_path) as hosted:
+        assert hosted.runtime is not None
+        hosted.runtime.breakpoints.add("w-*")
+        run_id = await hosted.host.start(_writes("w-1"), None)
+        (paused,) = await hosted.waiting()
+        assert paused.kind == "breakpoint" and isinstance(paused.request, BreakpointRequest)
+        assert (paused.request.node_id, paused.summary) == ("w-1", "paused before node w-1")
+        assert hosted.recorder.executed == []
+        with pytest.raises(DecisionRejected):  # a tool call's answer does not fit a breakpoint
+            await hosted.host.decide(paused.request_id, ApprovalDecision(kind="approve"), decided_by="human")
+        await hosted.host.decide(paused.request_id, BreakpointDecision(action="continue"), decided_by="human")
+        (asked,) = [p for p in await hosted.waiting() if p.kind == "tool_call"]
+        assert hosted.recorder.executed == []
+        await hosted.host.decide(asked.request_id, ApprovalDecision(kind="approve"), decided_by="human")
+        events = await hosted.finished(run_id)
+        assert events[-1].status == "succeeded"
+        (resumed,) = [e for e in events if isinstance(e, BreakpointResolved)]
+        assert (resumed.node_id, resumed.action, resumed.decided_by) == ("w-1", "continue", "human")
+        assert [call_id for call_id, _args, _approval in hosted.recorder.executed] == ["w-1"]

@@ -58,11 +58,18 @@ class Terminal:
         size = self.tmux("display-message", "-p", "-t", self.session, "#{window_width}x#{window_height}")
         assert size.stdout.strip() == "120x36", size.stdout
 
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", self.session).stdout
+    def open_window(self, command: list[str], cwd: Path) -> str:
+        """Run ``command`` in a second window of the session (another terminal); its target."""
+        shell = " ".join(_quote(part) for part in command)
+        opened = self.tmux("new-window", "-t", self.session, "-c", str(cwd), shell)
+        assert opened.returncode == 0, opened.stderr
+        return f"{self.session}:1"
 
-    def press(self, key: str) -> None:
-        self.tmux("send-keys", "-t", self.session, key)
+    def screen(self, target: str | None = None) -> str:
+        return self.tmux("capture-pane", "-p", "-t", target or f"{self.session}:0").stdout
+
+    def press(self, key: str, target: str | None = None) -> None:
+        self.tmux("send-keys", "-t", target or f"{self.session}:0", key)
 
     def alive(self) -> bool:
         return self.tmux("has-session", "-t", self.session).returncode == 0
@@ -238,3 +245,53 @@ def test_a_new_project_in_tmux_runs_the_typed_task_on_a_streaming_model(
         terminal.press("q")
 
     _poll(lambda: not terminal.alive(), "ditto-tui to quit", timeout=15, every=leave_and_quit)
+
+
+def test_on_a_durable_host_the_app_follows_a_decision_made_in_another_terminal_and_an_attached_app(
+    tmp_path: Path, terminal: Terminal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``runs: {host: local}``: the app runs the graph on the local run server and is its worker. The
+    write is approved with ``decide`` from another process: the app's approval view closes and the run
+    finishes there. A second run, shown by ``ditto-tui attach RUN_ID`` in a second terminal, is approved
+    there: the first app, whose worker runs the node, follows it to its end."""
+    from tests.runs.workspace import Workspace
+
+    root = tmp_path / "project"
+    root.mkdir()
+    monkeypatch.setenv("DITTO_TUI_HOME", str(tmp_path / "home"))
+    workspace = Workspace(root, tmp_path / "home")
+    app = ["env", f"PYTHONPATH={ROOT}", sys.executable, "-m", "ditto_tui"]
+    try:
+        terminal.start([*app, "run", "graphs/write_note.py"], root)
+        _poll(lambda: "a Approve once" in terminal.screen(), "the approval view", timeout=60)
+        (waiting,) = workspace.waiting()
+        assert waiting["tool"] == "write_text" and not (root / NOTE).exists()
+        decided = workspace.cli("decide", str(waiting["request_id"]), "approve")
+        assert "approved" in decided.stdout
+        _poll(lambda: " finished " in terminal.screen(), "the app to follow the run to its end")
+        screen = terminal.screen()
+        assert "Approve write_text" not in screen and "✓ 4 succeeded" in screen
+        assert (root / NOTE).read_text(encoding="utf-8").startswith("# Hello")
+        (root / NOTE).unlink()
+
+        terminal.press("n")  # a new run of the graph, asking for the write again
+        _poll(lambda: "a Approve once" in terminal.screen(), "the second run's approval", timeout=60)
+        (second,) = workspace.waiting()
+        assert second["run_id"] != waiting["run_id"]
+        other = terminal.open_window([*app, "attach", str(second["run_id"])], root)
+        _poll(
+            lambda: "a Approve once" in terminal.screen(other), "the attached app's approval view", timeout=60
+        )
+        assert "write_text (write-1)" in terminal.screen(other)
+        _poll(
+            lambda: "Approve write_text" not in terminal.screen(other),
+            "the attached app's approval to be taken",
+            every=lambda: terminal.press("a", other),
+        )
+        _poll(lambda: " finished " in terminal.screen(other), "the attached app to see the run end")
+        _poll(lambda: " finished " in terminal.screen(), "the first app to see the run end")
+        assert "Approve write_text" not in terminal.screen()
+        assert (root / NOTE).read_text(encoding="utf-8").startswith("# Hello")
+        assert workspace.run_status(str(second["run_id"])) == "succeeded" and workspace.inbox() == []
+    finally:
+        workspace.close()

@@ -41,7 +41,11 @@ def dump(value: Any) -> Any:
     if isinstance(value, pydantic.BaseModel) and _ours(kind):
         return {TAG: "model", "type": name, "data": dump(value.model_dump(mode="json", by_alias=True))}
     if dataclasses.is_dataclass(value) and _ours(kind):
-        fields = {f.name: dump(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        fields = {
+            f.name: dump(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.init and f.metadata.get("stored", True)
+        }
         return {TAG: "dataclass", "type": name, "fields": fields}
     raise ValidationError(f"a durable run cannot store a value of type {kind.__qualname__}")
 

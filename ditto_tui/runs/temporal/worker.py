@@ -26,6 +26,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from ditto_tui.errors import ValidationError
+from ditto_tui.runs import request_summary
 from ditto_tui.runs.temporal import wire
 from ditto_tui.runs.temporal.workflow import HEARTBEAT_SECONDS, RUN_NODE, DittoRun
 from ditto_tui.runtime import ExecutionEvent, Graph, Runtime
@@ -63,17 +64,16 @@ def binding(request: InboxRequest) -> str:
     for a tool call, the tool's and the arguments' digests."""
     node_id = getattr(request, "node_id", None)
     call = getattr(request, "call", None)
-    parts = [str(node_id), request.kind, str(getattr(call, "id", request.request_id))]
+    if call is not None:
+        asker = str(getattr(call, "id", request.request_id))
+    elif request.kind == "breakpoint":  # one pause before the node (in its loop iteration)
+        asker = f"before:{getattr(request, 'iteration', None)}"
+    else:
+        asker = request.request_id
+    parts = [str(node_id), request.kind, asker]
     if isinstance(request, ApprovalRequest):
         parts += [request.tool_digest, request.arguments_digest]
     return "|".join(parts)
-
-
-def summary(request: InboxRequest) -> str:
-    """A request in one line (untrusted text: shown inert)."""
-    if isinstance(request, ApprovalRequest):
-        return f"approve {request.tool} ({request.call.id})"
-    return f"{request.kind} {request.request_id}"
 
 
 class _Stream:
@@ -233,17 +233,12 @@ class DittoWorker:
             self._asking[request.request_id] = asyncio.ensure_future(self._ask(run_id, request))
 
     async def _ask(self, run_id: str, request: InboxRequest) -> None:
-        asked = {
-            "request_id": request.request_id,
-            "kind": request.kind,
-            "binding": binding(request),
-            "summary": summary(request),
-            "timeout": self.inbox.timeout_of(request.request_id),
-            "request": wire.dump(request),
-            "input_schema": wire.dump(getattr(request, "input_schema", None)),
-            "arguments_digest": getattr(request, "arguments_digest", None),
-            "tool_digest": getattr(request, "tool_digest", None),
-        }
+        try:
+            asked = self._asked(request)
+        except ValidationError as exc:  # it cannot be stored: nobody elsewhere could answer it
+            logger.error("run %s: request %s not asked: %s", run_id, request.request_id, exc)
+            self.inbox.withdraw(request.request_id)
+            return
         handle = self.client.get_workflow_handle(run_id)
         try:
             answer = await handle.execute_update("ask", asked)
@@ -261,6 +256,20 @@ class DittoWorker:
             self.inbox.expire(request.request_id)
         else:
             self.inbox.withdraw(request.request_id)
+
+    def _asked(self, request: InboxRequest) -> dict[str, Any]:
+        """What the workflow keeps of ``request``: ids, binding, deadline, the request itself."""
+        return {
+            "request_id": request.request_id,
+            "kind": request.kind,
+            "binding": binding(request),
+            "summary": request_summary(request),
+            "timeout": self.inbox.timeout_of(request.request_id),
+            "request": wire.dump(request),
+            "input_schema": wire.dump(getattr(request, "input_schema", None)),
+            "arguments_digest": getattr(request, "arguments_digest", None),
+            "tool_digest": getattr(request, "tool_digest", None),
+        }
 
     def _ended(self, request: InboxRequest) -> None:
         asking = self._asking.pop(request.request_id, None)
