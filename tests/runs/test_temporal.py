@@ -15,7 +15,7 @@ from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
 from ditto_tui.runs import DecisionRejected
 from ditto_tui.runs.temporal import DittoWorker, TemporalRunHost, data_converter
 from ditto_tui.runs.temporal.workflow import DittoRun
-from ditto_tui.runtime import ApprovalResolved, CustomEvent, Graph, graph
+from ditto_tui.runtime import ApprovalResolved, CustomEvent, Graph, Runtime, graph
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
 from tests.runs.durable import TEST_KEY, Hosted, dev_server, keyed, time_skipping
 from tests.supervise.test_gate import Recorder, act, setup
@@ -33,6 +33,7 @@ class Rig(Hosted):
     """A runtime whose write tool asks, a worker for it and a host, on one Temporal server."""
 
     host: TemporalRunHost
+    runtime: Runtime
 
     def __init__(self, client: Client, tmp_path: Path) -> None:
         self.client, self.queue = client, f"test-{uuid.uuid4().hex[:8]}"
