@@ -7,6 +7,12 @@
   against a raw start of a workflow until its first activity starts (target ≤ 1.5×).
 - **inbox --json with 100 runs each waiting**: the command's wall time, a process of its own, against the
   local server ditto-tui starts (target ≤ 0.5 s).
+- **The app's inbox with 1,000 requests waiting** (across 1,000 runs, no worker alive for them): the app
+  (headless, Pilot) on the durable host lists them all in its inbox; then each key that sets the shown
+  request aside and opens the next (``Escape``), timed until the screen has taken it (target p50 ≤ 50 ms).
+- **Decision after a worker's SIGKILL**: a run waits on an approval in a ``ditto-tui worker`` process,
+  which is killed; a new worker is started; the decision goes through ``RunHost.decide`` and the figure is
+  the time until the approved call has run and the run has ended (target ≤ 2 s).
 
 The server is the user's local one (``runs.host: local``, in the benchmark's own home); client, worker
 and server are on one machine, the worker in this process.
@@ -39,7 +45,7 @@ from ditto_tui.runs.temporal.server import ensure_running, stop
 from ditto_tui.runtime import create_ditto, graph
 from ditto_tui.supervise import ApprovalDecision, ApprovalGate, ApprovalPolicy, QueueApprover
 
-TARGETS = {"decide": 2.0, "start": 1.5, "inbox_seconds": 0.5}
+TARGETS = {"decide": 2.0, "start": 1.5, "inbox_seconds": 0.5, "app_key_ms": 50.0, "after_kill_seconds": 2.0}
 _STARTED: dict[str, float] = {}
 
 
@@ -167,11 +173,92 @@ async def _inbox_seconds(host: TemporalRunHost, workspace: Path, runs: int) -> t
     return time.perf_counter() - began, len(done.stdout.splitlines()), listing
 
 
+async def _app_keys(workspace: Path, waiting: int, presses: int) -> tuple[list[float], int]:
+    """The app on the durable host with ``waiting`` requests in its inbox: each Escape's time."""
+    from ditto_tui.config import RuntimeConfig
+    from ditto_tui.tui import DittoApp, RunSpec
+
+    config = RuntimeConfig.model_validate({"runs": {"host": "local", "taskQueue": "bench"}})
+    app = DittoApp(RunSpec(config=config, workspace=workspace, program=None, journal=False))
+    times: list[float] = []
+    async with app.run_test(size=(120, 36)) as pilot:
+        while app.bridge.mirror is None or app.bridge.mirror.asking < waiting:
+            await pilot.pause(0.1)
+        while app.desk.open is None:
+            await pilot.pause(0.05)
+        for _ in range(presses):
+            began = time.perf_counter()
+            await pilot.press("escape")
+            while app.desk.open is None:  # the next request's view is open
+                await pilot.pause(0)
+            times.append(time.perf_counter() - began)
+        listed = app.bridge.mirror.asking
+    return times, listed
+
+
+def _after_kill(workspace: Path) -> float:
+    """A run waits in a worker process that is killed; a new one starts; decide until the run ends."""
+    env = dict(os.environ)
+
+    def cli(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "ditto_tui", *args], cwd=workspace, env=env, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{args}: {done.stderr}")
+        return done.stdout
+
+    def worker() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "ditto_tui", "worker", "graphs/write_note.py"],
+            cwd=workspace,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    run_id = cli("run", "graphs/write_note.py", "--detach").split()[0]
+    first = worker()
+    request_id = None
+    while request_id is None:
+        for line in cli("inbox", "--json").splitlines():
+            if f'"run_id": "{run_id}"' in line:
+                request_id = line.split('"request_id": "')[1].split('"')[0]
+        time.sleep(0.1)
+    first.kill()
+    first.wait()
+    second = worker()
+    assert second.stderr is not None
+    second.stderr.readline()  # "worker for ... on the local run host": it polls
+    try:
+        return asyncio.run(_decide_until_done(run_id, request_id))
+    finally:
+        second.terminate()
+        second.wait()
+
+
+async def _decide_until_done(run_id: str, request_id: str) -> float:
+    from ditto_tui.runs.temporal import open_durable_host
+
+    host = open_durable_host({"host": "local", "task_queue": "bench"})
+    began = time.perf_counter()
+    await host.decide(request_id, ApprovalDecision(kind="approve"), decided_by="human")
+    async for event in host.events(run_id):
+        if event.kind == "run_finished":
+            assert getattr(event, "status", None) == "succeeded", event
+    return time.perf_counter() - began
+
+
 def _workspace() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="bench-durable-"))
     subprocess.run([sys.executable, "-m", "ditto_tui", "init"], cwd=folder, capture_output=True, check=True)
     with open(folder / "ditto.yaml", "a") as config:
         config.write("runs:\n  host: local\n  taskQueue: bench\n")
+    (folder / "graphs").mkdir()
+    graph_file = Path(__file__).resolve().parents[1] / "graphs" / "write_note.py"
+    (folder / "graphs" / "write_note.py").write_text(graph_file.read_text())
+    (folder / "README.md").write_text("# bench\n")
     subprocess.run(
         [sys.executable, "-m", "ditto_tui", "trust", "."], cwd=folder, capture_output=True, check=True
     )
@@ -181,6 +268,8 @@ def _workspace() -> Path:
 async def benchmark(scale: float) -> dict[str, Any]:
     rounds = max(5, int(50 * scale))
     inbox_runs = max(10, int(100 * scale))
+    app_waiting = max(inbox_runs, int(1000 * scale))
+    presses = max(10, int(40 * scale))
     os.environ.setdefault("DITTO_TUI_HOME", tempfile.mkdtemp(prefix="bench-home-"))
     workspace = await asyncio.to_thread(_workspace)
     server = await asyncio.to_thread(ensure_running)
@@ -218,8 +307,15 @@ async def benchmark(scale: float) -> dict[str, Any]:
                 raw_figures = await _raw_figures(client, raw_queue, rounds)
                 ditto = await _ditto_figures(host, worker, runtime, rounds)
                 inbox_seconds, listed, listing = await _inbox_seconds(host, workspace, inbox_runs)
+                plan = _plan("bench-inbox", 1)
+                for _ in range(app_waiting - inbox_runs):
+                    await host.start(plan, None)
+                while len(await host.pending()) < app_waiting:
+                    await asyncio.sleep(0.1)
             finally:
                 await worker.shutdown()
+        keys, app_listed = await _app_keys(workspace, app_waiting, presses)
+        after_kill = await asyncio.to_thread(_after_kill, workspace)
     finally:
         await asyncio.to_thread(stop)
     median = {name: statistics.median(values) * 1000 for name, values in {**raw_figures, **ditto}.items()}
@@ -232,6 +328,10 @@ async def benchmark(scale: float) -> dict[str, Any]:
         "inbox_listed": listed,
         "inbox_seconds": round(inbox_seconds, 3),
         "pending_seconds": round(listing, 3),
+        "app_waiting": app_listed,
+        "app_key_ms": round(statistics.median(keys) * 1000, 1),
+        "app_key_p90_ms": round(sorted(keys)[int(len(keys) * 0.9)] * 1000, 1),
+        "after_kill_seconds": round(after_kill, 2),
         "targets": TARGETS,
     }
 
@@ -252,6 +352,15 @@ def print_report(report: dict[str, Any]) -> None:
         f"  inbox --json, {report['inbox_runs']} runs each waiting: {report['inbox_seconds']:.2f} s "
         f"({report['inbox_listed']} listed; target ≤ {targets['inbox_seconds']} s), of which "
         f"RunHost.pending() {report['pending_seconds']:.3f} s, the rest the process's start"
+    )
+    print(
+        f"  the app's inbox with {report['app_waiting']:,} requests waiting: a key (set aside, next opens) "
+        f"p50 {report['app_key_ms']:.1f} ms, p90 {report['app_key_p90_ms']:.1f} ms "
+        f"(target p50 ≤ {targets['app_key_ms']:.0f} ms)"
+    )
+    print(
+        f"  decision after the worker's SIGKILL (a new worker up): decide to the run's end "
+        f"{report['after_kill_seconds']:.2f} s (target ≤ {targets['after_kill_seconds']} s)"
     )
 
 

@@ -9,20 +9,33 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.runs.workspace import NOTE, Workspace
 
+TIMED = "approval:\n  rules:\n    - tool: write_text\n      decision: ask\n      timeoutSeconds: 6\n"
+"""A policy (``--policy``) whose approvals of the write time out in 6 s."""
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Iterator[Workspace]:
-    root = tmp_path / "project"
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
+    """One workspace and its local run server for the module's tests (each test its own runs)."""
+    folder = tmp_path_factory.mktemp("durable")
+    root = folder / "project"
     root.mkdir()
-    given = Workspace(root, tmp_path / "home")
+    given = Workspace(root, folder / "home")
+    (folder / "timed.yaml").write_text(TIMED)
     yield given
     given.close()
+
+
+@pytest.fixture(autouse=True)
+def fresh(workspace: Workspace) -> Iterator[None]:
+    """No worker of another test, no note written before."""
+    yield
+    workspace.stop_workers()
+    (workspace.root / NOTE).unlink(missing_ok=True)
 
 
 def test_a_detached_run_outlives_its_killed_worker_and_is_answered_from_another_process(
@@ -31,10 +44,11 @@ def test_a_detached_run_outlives_its_killed_worker_and_is_answered_from_another_
     run_id = workspace.cli("run", "graphs/write_note.py", "--detach").stdout.strip()
     assert run_id.startswith("run-")
     first = workspace.worker()
-    (waiting,) = workspace.waiting()
+    (waiting,) = workspace.waiting(run_id=run_id)
     assert (waiting["run_id"], waiting["tool"], waiting["call_id"]) == (run_id, "write_text", "write-1")
     first.send_signal(signal.SIGKILL)
     first.wait()
+    assert workspace.inbox() == [waiting]  # listed by another process, with no worker alive
     decided = workspace.cli("decide", str(waiting["request_id"]), "approve")
     assert "no worker is running" in decided.stdout and not (workspace.root / NOTE).exists()
     refused = workspace.cli("decide", "approval-forged-1", "approve", check=False)
@@ -42,28 +56,22 @@ def test_a_detached_run_outlives_its_killed_worker_and_is_answered_from_another_
     workspace.worker()
     assert workspace.run_status(run_id) == "succeeded"
     assert (workspace.root / NOTE).read_text().startswith("# Hello")
-    assert workspace.inbox() == []
+    assert workspace.waiting(count=0) == []
     again = workspace.cli("decide", str(waiting["request_id"]), "deny", check=False)
     assert again.returncode == 1 and "no longer pending" in again.stderr
 
 
 def test_an_approval_whose_timer_ran_out_with_no_worker_alive_ends_timed_out_unexecuted(
-    tmp_path: Path,
+    workspace: Workspace,
 ) -> None:
-    root = tmp_path / "project"
-    root.mkdir()
-    rules = "    - tool: write_text\n      decision: ask\n      timeoutSeconds: 6\n"
-    workspace = Workspace(root, tmp_path / "home", rules)
-    try:
-        run_id = workspace.cli("run", "graphs/write_note.py", "--detach").stdout.strip()
-        first = workspace.worker()
-        (waiting,) = workspace.waiting()
-        assert isinstance(waiting["expires_at"], float)
-        first.send_signal(signal.SIGKILL)
-        first.wait()
-        time.sleep(max(0.0, float(waiting["expires_at"]) - time.time()) + 0.5)
-        workspace.worker()
-        assert workspace.run_status(run_id) == "succeeded"  # the graph delivers "not written: ..."
-        assert not (workspace.root / NOTE).exists() and workspace.inbox() == []
-    finally:
-        workspace.close()
+    timed = ("--policy", str(workspace.root.parent / "timed.yaml"))
+    run_id = workspace.cli(*timed, "run", "graphs/write_note.py", "--detach").stdout.strip()
+    first = workspace.worker(*timed)
+    (waiting,) = workspace.waiting(run_id=run_id)
+    assert isinstance(waiting["expires_at"], float)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    time.sleep(max(0.0, float(waiting["expires_at"]) - time.time()) + 0.5)
+    workspace.worker()
+    assert workspace.run_status(run_id) == "succeeded"  # the graph delivers "not written: ..."
+    assert not (workspace.root / NOTE).exists() and workspace.waiting(count=0, run_id=run_id) == []

@@ -3,13 +3,21 @@ its own, driven as a user drives it: each command its own process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
+
+from ditto_tui.durable_cli import pending_json
+from ditto_tui.runs import DurableRunHost, open_durable_run_host
+
+T = TypeVar("T")
 
 GRAPH = Path(__file__).resolve().parents[2] / "graphs" / "write_note.py"
 NOTE = Path(".ditto/notes/hello.md")
@@ -19,7 +27,8 @@ class Workspace:
     """A trusted folder whose runs live on the user's local run server, in a home of its own."""
 
     def __init__(self, root: Path, home: Path, rules: str = "") -> None:
-        self.root, self.env = root, {**os.environ, "DITTO_TUI_HOME": str(home)}
+        self.root, self.home = root, home
+        self.env = {**os.environ, "DITTO_TUI_HOME": str(home)}
         self.workers: list[subprocess.Popen[bytes]] = []
         (root / "graphs").mkdir()
         shutil.copy(GRAPH, root / "graphs" / "write_note.py")
@@ -44,10 +53,10 @@ class Workspace:
             raise AssertionError(f"{args} failed ({done.returncode}): {done.stderr}")
         return done
 
-    def worker(self) -> subprocess.Popen[bytes]:
+    def worker(self, *options: str) -> subprocess.Popen[bytes]:
         with open(self.root.parent / f"worker-{len(self.workers)}.log", "wb") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "ditto_tui", "worker", "graphs/write_note.py"],
+                [sys.executable, "-m", "ditto_tui", *options, "worker", "graphs/write_note.py"],
                 cwd=self.root,
                 env=self.env,
                 stdout=log,
@@ -60,31 +69,64 @@ class Workspace:
     def inbox(self) -> list[dict[str, object]]:
         return [json.loads(line) for line in self.cli("inbox", "--json").stdout.splitlines()]
 
-    def waiting(self, count: int = 1, seconds: float = 90) -> list[dict[str, object]]:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            pending = self.inbox()
-            if len(pending) >= count:
-                return pending
-            time.sleep(0.2)
-        raise AssertionError("no request waited")
+    def host(self, ask: Callable[[DurableRunHost], Coroutine[Any, Any, T]]) -> T:
+        """``ask(host)`` on the workspace's run host from this process (polling as a CLI call each time
+        would cost a process start): the same server and key as the commands, in the workspace's home."""
+        previous = os.environ.get("DITTO_TUI_HOME")
+        os.environ["DITTO_TUI_HOME"] = str(self.home)
+        try:
+            return asyncio.run(ask(open_durable_run_host({"host": "local"})))
+        finally:
+            if previous is None:
+                del os.environ["DITTO_TUI_HOME"]
+            else:
+                os.environ["DITTO_TUI_HOME"] = previous
+
+    def waiting(
+        self, count: int = 1, seconds: float = 90, run_id: str | None = None
+    ) -> list[dict[str, object]]:
+        """The waiting requests (of ``run_id``, else of every run) as ``inbox --json`` lists them, once
+        ``count`` wait."""
+
+        async def poll(host: DurableRunHost) -> list[dict[str, object]]:
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                pending = [p for p in await host.pending() if run_id is None or p.run_id == run_id]
+                if len(pending) >= count:
+                    return [pending_json(request) for request in pending]
+                await asyncio.sleep(0.1)
+            raise AssertionError("no request waited")
+
+        return self.host(poll)
 
     def run_status(self, run_id: str, seconds: float = 90) -> str:
-        deadline = time.monotonic() + seconds
-        status = "?"
-        while time.monotonic() < deadline:
-            for line in self.cli("runs", "--json").stdout.splitlines():
-                run = json.loads(line)
-                if run["run_id"] == run_id:
-                    status = run["status"]
-            if status != "running":
-                return status
-            time.sleep(0.2)
-        return status
+        """The run's status once it is no longer running (or after ``seconds``)."""
 
-    def close(self) -> None:
+        async def poll(host: DurableRunHost) -> str:
+            deadline = time.monotonic() + seconds
+            status = "?"
+            while time.monotonic() < deadline:
+                status = next((r.status for r in await host.runs() if r.run_id == run_id), "?")
+                if status != "running":
+                    return status
+                await asyncio.sleep(0.1)
+            return status
+
+        return self.host(poll)
+
+    def stop_workers(self) -> None:
         for process in self.workers:
             if process.poll() is None:
                 process.kill()
                 process.wait()
-        self.cli("server", "stop", check=False)
+        self.workers.clear()
+
+    def close(self) -> None:
+        self.stop_workers()
+
+        async def stop_server(_host: DurableRunHost) -> None:
+            from ditto_tui.runs.temporal import server
+
+            server.stop()
+
+        self.host(stop_server)

@@ -44,6 +44,7 @@ DEFAULT_TASK_QUEUE = "ditto-tui"
 UPDATE_WAIT_SECONDS = 3.0
 """How long a decision waits for a worker to take it before it is queued for the next one."""
 _POLL_SECONDS = 0.05
+_KNOWN_KEPT = 20_000
 
 
 def data_converter(key: bytes | None = None) -> DataConverter:
@@ -77,6 +78,8 @@ class TemporalRunHost:
         self.task_queue, self.worker, self.search = task_queue, worker, search
         self.update_wait = update_wait
         self._started: list[str] = []
+        self._known: dict[str, PendingRequest] = {}
+        """Requests already read from a memo, by id: an inbox polled again decodes only the new ones."""
 
     @property
     def client(self) -> Client:
@@ -175,20 +178,26 @@ class TemporalRunHost:
         waiting.sort(key=lambda request: request.created_at)
         return waiting
 
-    @staticmethod
-    def _pending_of(run_id: str, memo: Mapping[str, Any]) -> list[PendingRequest]:
-        return [
-            PendingRequest(
-                request_id=item["request_id"],
-                run_id=run_id,
-                kind=item["kind"],
-                summary=item["summary"],
-                created_at=item["created_at"],
-                expires_at=item["expires_at"],
-                request=wire.load(item["request"]),
-            )
-            for item in memo.get("pending", ())
-        ]
+    def _pending_of(self, run_id: str, memo: Mapping[str, Any]) -> list[PendingRequest]:
+        found = []
+        for item in memo.get("pending", ()):
+            request_id = item["request_id"]
+            known = self._known.get(request_id)
+            if known is None or known.run_id != run_id:
+                known = PendingRequest(
+                    request_id=request_id,
+                    run_id=run_id,
+                    kind=item["kind"],
+                    summary=item["summary"],
+                    created_at=item["created_at"],
+                    expires_at=item["expires_at"],
+                    request=wire.load(item["request"]),
+                )
+                self._known[request_id] = known
+                while len(self._known) > _KNOWN_KEPT:
+                    self._known.pop(next(iter(self._known)))
+            found.append(known)
+        return found
 
     async def decide(self, request_id: str, decision: InboxAnswer, *, decided_by: str) -> Resolution:
         found = None

@@ -340,9 +340,11 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
         text = Text(f"Queue: {len(others) + 1} pending  ", style="bold")
         text.append("▶ ")
         text.append_text(one_line(_queue_label(self.request, runs), style="reverse"))
-        for request in others:
+        for request in others[:_QUEUE_SHOWN]:
             text.append(" · ")
             text.append_text(one_line(_queue_label(request, runs)))
+        if len(others) > _QUEUE_SHOWN:
+            text.append(f" · … and {len(others) - _QUEUE_SHOWN:,} more", style="dim")
         self.queue.update(text)
 
     # -- modes and keys ---------------------------------------------------------------------------------
@@ -476,6 +478,10 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
 
 
 __all__ = ["ARM_SECONDS", "ApprovalBackend", "ApprovalModal"]
+
+
+_QUEUE_SHOWN = 12
+"""How many of the other pending requests the queue line names (a line holds no more)."""
 
 
 def _queue_label(request: ApprovalRequest, runs: bool) -> str:
