@@ -77,6 +77,24 @@ class Resolution:
     and recorded) when one is back."""
 
 
+ANSWERS: dict[str, str] = {
+    "tool_call": "ditto_tui.supervise.requests:ApprovalDecision",
+    "result_review": "ditto_tui.supervise.requests:ReviewDecision",
+    "breakpoint": "ditto_tui.runtime.breakpoints:BreakpointDecision",
+    "sampling": "ditto_tui.supervise.mcp_requests:SamplingAnswer",
+    "sampling_result": "ditto_tui.supervise.mcp_requests:SamplingResultAnswer",
+    "elicitation": "ditto_tui.supervise.mcp_requests:ElicitationAnswer",
+}
+"""The answer each kind of request takes (``module:class``): a decision of another type does not fit."""
+
+
+def fits_kind(kind: str, decision: object) -> bool:
+    """Whether ``decision`` is the kind of answer a ``kind`` request takes (a kind not listed: any)."""
+    expected = ANSWERS.get(kind)
+    named = f"{type(decision).__module__}:{type(decision).__qualname__}"
+    return expected is None or named == expected
+
+
 def request_summary(request: InboxRequest) -> str:
     """A waiting request in one line, as inboxes list it (untrusted text: show it inert)."""
     if isinstance(request, ApprovalRequest):
@@ -298,7 +316,9 @@ class LocalRunHost:
         request = self.inbox.get(request_id)
         if request is None:
             raise DecisionRejected(f"request {request_id!r} is not pending (answered, ended or unknown)")
-        if isinstance(request, ApprovalRequest) != isinstance(decision, ApprovalDecision):
+        if not fits_kind(request.kind, decision) or (
+            isinstance(request, ApprovalRequest) != isinstance(decision, ApprovalDecision)
+        ):
             raise DecisionRejected(f"a {request.kind} request is not answered with {type(decision).__name__}")
         if isinstance(decision, ApprovalDecision) and decision.arguments is not None:
             try:
@@ -343,6 +363,7 @@ def open_durable_run_host(settings: Mapping[str, Any]) -> DurableRunHost:
 
 
 __all__ = [
+    "ANSWERS",
     "DecisionRejected",
     "DurableRunHost",
     "LocalRunHost",
@@ -352,6 +373,7 @@ __all__ = [
     "RunHost",
     "RunStatus",
     "RunSummary",
+    "fits_kind",
     "open_durable_run_host",
     "open_run_host",
     "request_summary",

@@ -1,11 +1,13 @@
 """The RunHost contract (API.md section 11), run against every host built: start, the waiting requests
 of every run, decide, a stale or mismatched decision refused, a timeout, cancel, events history then
-live. Only the embedded host is built so far; a durable one is to pass the same suite."""
+live, breakpoints, result reviews and an MCP server's sampling request: the embedded host and the durable
+one on the time-skipping Temporal server pass the same suite."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,11 +16,20 @@ import pytest
 
 from ditto_tui.errors import ValidationError
 from ditto_tui.runs import DecisionRejected, LocalRunHost, open_run_host
-from ditto_tui.runtime import ApprovalResolved, Graph, RunFinished, graph
+from ditto_tui.runtime import (
+    ApprovalResolved,
+    Graph,
+    NodeFinished,
+    RunFinished,
+    create_ditto,
+    define_worker,
+    graph,
+)
 from ditto_tui.runtime.breakpoints import BreakpointDecision, BreakpointRequest
 from ditto_tui.runtime.events import BreakpointResolved, ReviewResolved
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
 from ditto_tui.supervise.breakpoints import InboxBreakpoints
+from ditto_tui.supervise.mcp_requests import SamplingAnswer, SamplingRequest
 from ditto_tui.supervise.requests import ApprovalRequest, ReviewDecision, ReviewRequest
 from tests.runs.durable import Hosted, temporal_host
 from tests.supervise.test_gate import Recorder, act, setup
@@ -240,3 +251,49 @@ async def test_a_breakpoint_pauses_before_the_node_and_is_answered_through_the_h
         (resumed,) = [e for e in events if isinstance(e, BreakpointResolved)]
         assert (resumed.node_id, resumed.action, resumed.decided_by) == ("w-1", "continue", "human")
         assert [call_id for call_id, _args, _approval in hosted.recorder.executed] == ["w-1"]
+
+
+@pytest.mark.parametrize("kind", HOSTS)
+async def test_an_mcp_servers_sampling_request_during_a_node_is_answered_through_the_host(
+    kind: str, tmp_path: Path
+) -> None:
+    """A server's ``sampling/createMessage`` arrives in the inbox while a node's call runs (it carries no
+    run): it is listed by the host and the person's answer, given through it, reaches the server."""
+    inbox = QueueApprover()
+
+    async def sample(_input: Any, _context: Any) -> str:
+        request = SamplingRequest(
+            request_id="sampling-1",
+            server="notes",
+            messages=({"role": "user", "content": {"type": "text", "text": "Summarise the notes"}},),
+            system_prompt=None,
+            model_preferences=None,
+            max_tokens=64,
+            params={},
+            requested_at=time.time(),
+            has_model=False,
+        )
+        answer = await inbox.ask(request)
+        return str(answer.text) if isinstance(answer, SamplingAnswer) else f"not answered: {answer}"
+
+    plan = graph("samples").node("ask", "T.SAMPLE", [], lambda _i, _d: {})
+    runtime = create_ditto(workspace=tmp_path, workers=[define_worker(type="T", nodes={"T.SAMPLE": sample})])
+    async with runtime, contextlib.AsyncExitStack() as stack:
+        if kind == "embedded":
+            host: Any = LocalRunHost(runtime, inbox)
+            stack.callback(host.close)
+        else:
+            host = await stack.enter_async_context(temporal_host(runtime, inbox))
+        hosted = Hosted(host, None, runtime)
+        run_id = await host.start(plan, None)
+        (waiting,) = await hosted.waiting()
+        assert (waiting.kind, waiting.request_id) == ("sampling", "sampling-1")
+        assert waiting.run_id == (run_id if kind == "temporal" else None)
+        with pytest.raises(DecisionRejected):  # a tool call's answer does not fit a sampling request
+            await host.decide(waiting.request_id, ApprovalDecision(kind="approve"), decided_by="human")
+        await host.decide(
+            waiting.request_id, SamplingAnswer(approves=True, text="Three notes."), decided_by="human"
+        )
+        events = await hosted.finished(run_id)
+        finished = [e for e in events if isinstance(e, NodeFinished)]
+        assert events[-1].status == "succeeded" and finished[0].output == "Three notes."

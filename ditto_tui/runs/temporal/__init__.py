@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import (
     Client,
@@ -34,11 +34,14 @@ from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.runs import DecisionRejected, PendingRequest, Plan, Resolution, RunStatus, RunSummary
 from ditto_tui.runs.temporal import wire
 from ditto_tui.runs.temporal.codec import KeyCodec, is_foreign, load_key
-from ditto_tui.runs.temporal.worker import DittoWorker, binding, node_queue, snapshot
+from ditto_tui.runs.temporal.plan import binding, node_queue, snapshot
 from ditto_tui.runs.temporal.workflow import GRAPH_ATTRIBUTE, WORKFLOW
 from ditto_tui.runtime import ExecutionEvent, Graph, RunFinished, Runtime
 from ditto_tui.supervise.inbox import Inbox, InboxAnswer, InboxRequest
 from ditto_tui.supervise.requests import ApprovalRequest
+
+if TYPE_CHECKING:
+    from ditto_tui.runs.temporal.worker import DittoWorker
 
 DEFAULT_TASK_QUEUE = "ditto-tui"
 UPDATE_WAIT_SECONDS = 3.0
@@ -265,6 +268,8 @@ class TemporalRunHost:
             for plan in plans:
                 self.worker.add_plan(plan)
             return
+        from ditto_tui.runs.temporal.worker import DittoWorker  # the worker's side: loaded only to work
+
         worker = DittoWorker(
             await self.connected(),
             runtime,
@@ -403,3 +408,12 @@ __all__ = [
     "open_durable_host",
     "snapshot",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``DittoWorker``, imported on first use (listing and deciding never load the worker's side)."""
+    if name == "DittoWorker":
+        from ditto_tui.runs.temporal.worker import DittoWorker
+
+        return DittoWorker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 import logging
 from collections.abc import Mapping
 from datetime import timedelta
-from types import CodeType
 from typing import Any
 
 from temporalio import activity
@@ -28,52 +25,16 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from ditto_tui.errors import ValidationError
 from ditto_tui.runs import request_summary
 from ditto_tui.runs.temporal import wire
+from ditto_tui.runs.temporal.plan import binding, node_queue, snapshot
 from ditto_tui.runs.temporal.workflow import HEARTBEAT_SECONDS, RUN_NODE, DittoRun
 from ditto_tui.runtime import ExecutionEvent, Graph, Runtime
 from ditto_tui.supervise.inbox import Inbox, InboxRequest
-from ditto_tui.supervise.requests import ApprovalRequest
 
 logger = logging.getLogger(__name__)
 
-
-def node_queue(task_queue: str, graph: str) -> str:
-    """The task queue of ``graph``'s nodes: only a worker that has the graph polls it."""
-    return f"{task_queue}/{graph}"
-
-
-def snapshot(plan: Graph) -> dict[str, Any]:
-    """What a run on Temporal is given of its graph: each node's id, type and dependencies, and a digest
-    of them and of what each node's binding does (its code, not the file it came from)."""
-    nodes = [{"id": n.id, "type": n.type, "deps": list(n.deps)} for n in plan.nodes.values()]
-    binds = [_code_digest(getattr(n.bind, "__code__", None)) for n in plan.nodes.values()]
-    text = json.dumps({"name": plan.name, "nodes": nodes, "binds": binds}, sort_keys=True)
-    return {"name": plan.name, "nodes": nodes, "digest": hashlib.sha256(text.encode()).hexdigest()}
-
-
-def _code_digest(code: CodeType | None) -> str:
-    if code is None:
-        return ""
-    parts = [code.co_code.hex(), repr(code.co_names)]
-    for const in code.co_consts:
-        parts.append(_code_digest(const) if isinstance(const, CodeType) else repr(const))
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()
-
-
-def binding(request: InboxRequest) -> str:
-    """What ties a request to the call that asked it, across a worker's restart: node, kind, call id and,
-    for a tool call, the tool's and the arguments' digests."""
-    node_id = getattr(request, "node_id", None)
-    call = getattr(request, "call", None)
-    if call is not None:
-        asker = str(getattr(call, "id", request.request_id))
-    elif request.kind == "breakpoint":  # one pause before the node (in its loop iteration)
-        asker = f"before:{getattr(request, 'iteration', None)}"
-    else:
-        asker = request.request_id
-    parts = [str(node_id), request.kind, asker]
-    if isinstance(request, ApprovalRequest):
-        parts += [request.tool_digest, request.arguments_digest]
-    return "|".join(parts)
+SERVER_KINDS = frozenset({"sampling", "sampling_result", "elicitation"})
+"""Requests an MCP server makes of the client, which carry no run: asked of the run whose node runs here
+when there is exactly one (with several, they stay in this process's inbox)."""
 
 
 class _Stream:
@@ -128,7 +89,7 @@ class DittoWorker:
         self.plans: dict[str, Graph] = {}
         self._initial = dict(plans)
         self._streams: dict[str, _Stream] = {}
-        self._asking: dict[str, asyncio.Task[None]] = {}
+        self._asking: dict[str, tuple[str, asyncio.Task[None]]] = {}
         self._stops = [
             runtime.subscribe(self._seen),
             inbox.on_request(self._requested),
@@ -229,8 +190,13 @@ class DittoWorker:
 
     def _requested(self, request: InboxRequest) -> None:
         run_id = getattr(request, "run_id", None)
-        if run_id in self._streams:
-            self._asking[request.request_id] = asyncio.ensure_future(self._ask(run_id, request))
+        if run_id is None and request.kind in SERVER_KINDS and len(self._streams) == 1:
+            # an MCP server asks (sampling, elicitation) while one durable run's node runs here: its call
+            # is what the server serves, so the request is that run's, answered from any terminal
+            run_id = next(iter(self._streams))
+        if isinstance(run_id, str) and run_id in self._streams:
+            task = asyncio.ensure_future(self._ask(run_id, request))
+            self._asking[request.request_id] = (run_id, task)
 
     async def _ask(self, run_id: str, request: InboxRequest) -> None:
         try:
@@ -272,15 +238,15 @@ class DittoWorker:
         }
 
     def _ended(self, request: InboxRequest) -> None:
-        asking = self._asking.pop(request.request_id, None)
-        if asking is None:
+        found = self._asking.pop(request.request_id, None)
+        if found is None:
             return
+        run_id, asking = found
         how = "answered" if asking.done() else "withdrawn"
         asking.cancel()
         if self._closing:  # the worker stops, not the call: the request waits for the next worker
             return
-        run_id = getattr(request, "run_id", None)
-        stream = self._streams.get(run_id) if isinstance(run_id, str) else None
+        stream = self._streams.get(run_id)
         if stream is not None:
             settle = stream.handle.signal("settled", args=[binding(request), how])
             stream_task = asyncio.ensure_future(settle)

@@ -29,6 +29,7 @@ from temporalio.common import RetryPolicy, SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ActivityCancellationType
 
+from ditto_tui.runs import ANSWERS
 from ditto_tui.runs.temporal.codec import FOREIGN_MARK
 
 WORKFLOW = "DittoRun"
@@ -336,8 +337,12 @@ class DittoRun:
         if entry["status"] != "pending":
             return f"request {request_id!r} is no longer pending"
         answer = decided.get("answer")
-        is_approval = isinstance(answer, dict) and answer.get("type") == _APPROVAL_TYPE
-        if (entry["kind"] == "tool_call") != is_approval:
+        answered_with = answer.get("type") if isinstance(answer, dict) else None
+        is_approval = answered_with == _APPROVAL_TYPE
+        expected = ANSWERS.get(entry["kind"])
+        if (entry["kind"] == "tool_call") != is_approval or (
+            expected is not None and answered_with != expected
+        ):
             return f"a {entry['kind']} request is not answered with that kind of decision"
         seen = decided.get("seen") or {}
         for field in ("arguments_digest", "tool_digest"):
