@@ -94,6 +94,7 @@ class DittoApp(Guarded, App[None]):
         self.bridge = RunBridge(spec)
         self.desk = ApprovalDesk(self, self.bridge, on_waiting=self._decisions_changed)
         self.heap = IdleCollector()
+        self._desk_state: tuple[bool, bool, bool] | None = None
         self.keys = KeyGuard()
         self.faults = FaultLog(spec.workspace)
         self.notifier = Notifier(self._write_terminal, lambda: self.app_focus)
@@ -198,7 +199,16 @@ class DittoApp(Guarded, App[None]):
         """Show the new request (or queue it behind the open one); ring when the terminal is unfocused."""
         self.desk.request_queued()
         self.notifier.request_arrived(request_summary(message.request))
-        self.refresh_bindings()
+        self._desk_bindings()
+
+    def _desk_bindings(self) -> None:
+        """Refresh the keys shown when what the desk's keys depend on changed (not once per request: a
+        footer rebuilt for each of a thousand requests arriving at once would hold the keys back)."""
+        desk = self.desk
+        state = (bool(self.bridge.approver.all_pending()), desk.open is None, desk.asking is None)
+        if state != self._desk_state:
+            self._desk_state = state
+            self.refresh_bindings()
 
     def on_requests_refused(self, message: RequestsRefused) -> None:
         """Say that a server's requests are being refused by its bounds, with the count so far."""
@@ -223,7 +233,7 @@ class DittoApp(Guarded, App[None]):
     def _decisions_changed(self, waiting: int) -> None:
         self.decisions_waiting = waiting
         self.notifier.waiting(len(self.bridge.approver.all_pending()))
-        self.refresh_bindings()
+        self._desk_bindings()
 
     def _write_terminal(self, text: str) -> None:
         """Send a terminal sequence (bell, notification, title) past the screen; not in tests."""
