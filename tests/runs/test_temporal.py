@@ -212,3 +212,20 @@ async def test_on_the_dev_server_waiting_runs_are_found_by_search_attribute(tmp_
             assert [r.run_id for r in await rig.host.runs(status="running")] == [run_id]
             await rig.host.decide(waiting.request_id, ApprovalDecision(kind="approve"), decided_by="human")
             assert (await rig.finished(run_id))[-1].status == "succeeded"
+
+
+async def test_a_worker_holds_more_waiting_nodes_than_the_sdks_default_of_a_hundred(tmp_path: Path) -> None:
+    """Most of a worker's nodes wait for a person: the 101st run's node starts and asks too."""
+    async with dev_server(tmp_path) as env:
+        rig = Rig(keyed(env.client), tmp_path)
+        rig.host.search = True
+        async with rig:
+            plan = _write()
+            await rig.start_worker(plan)
+            await asyncio.gather(*(rig.host.start(plan, None) for _ in range(101)))
+            for _ in range(240):  # polled slowly: a listing of a hundred runs is work for the server
+                waiting = await rig.host.pending()
+                if len(waiting) == 101:
+                    break
+                await asyncio.sleep(0.25)
+            assert len({p.run_id for p in waiting}) == 101

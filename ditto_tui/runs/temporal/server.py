@@ -49,6 +49,9 @@ class LocalServer:
     started_at: float
 
 
+HELD_CALLS = 100_000
+"""How many calls the local server holds open at once for a namespace (waiting requests, workers' polls)."""
+
 _STARTED: list[subprocess.Popen[bytes]] = []
 """The servers this process started (they serve every ditto-tui process of the user, after this one)."""
 
@@ -130,6 +133,10 @@ def _start() -> LocalServer:
         str(folder / DATABASE),
         "--log-level",
         "warn",
+        # each request waiting for a person holds one update call open on the server: the default of
+        # 1,200 such calls per namespace would refuse the inbox's thousandth request
+        "--dynamic-config-value",
+        f"frontend.namespaceCount={HELD_CALLS}",
     ]
     for attribute in SEARCH_ATTRIBUTES:
         command += ["--search-attribute", attribute]

@@ -34,6 +34,10 @@ from ditto_tui.supervise.inbox import Inbox, InboxRequest
 
 logger = logging.getLogger(__name__)
 
+MAX_WAITING_NODES = 10_000
+"""How many nodes one worker runs at once: most of them wait for a person (a coroutine each, cheap), and
+the SDK's default of 100 would leave the 101st run's node unstarted until one of them is answered."""
+
 _RETRIED = frozenset({RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE, RPCStatusCode.CANCELLED})
 """RPC failures after which a request is asked of its run again."""
 
@@ -114,7 +118,13 @@ class DittoWorker:
         self.plans[plan.name] = plan
         queue = node_queue(self.task_queue, plan.name)
         if queue not in self._workers:
-            worker = Worker(self.client, task_queue=queue, activities=[self.run_node], **self._options)
+            worker = Worker(
+                self.client,
+                task_queue=queue,
+                activities=[self.run_node],
+                max_concurrent_activities=MAX_WAITING_NODES,
+                **self._options,
+            )
             running = self._workers and any(task is not None for _w, task in self._workers.values())
             self._workers[queue] = (worker, asyncio.ensure_future(worker.run()) if running else None)
 
