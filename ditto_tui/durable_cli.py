@@ -248,7 +248,7 @@ async def run_worker(
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, stop.set)
     async with open_runtime(
-        program, config, workspace, inbox, journal=False, notice=lambda line: print(line, file=err)
+        program, config, workspace, inbox, notice=lambda line: print(line, file=err)
     ) as session:
         await host.work(session.runtime, inbox, [program.plan])
         print(

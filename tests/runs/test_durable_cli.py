@@ -12,6 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from ditto_tui.runtime import ApprovalResolved, NodeFinished
+from ditto_tui.supervise import read_journal
+from tests.journal.journal_fixtures import journals
 from tests.runs.workspace import NOTE, Workspace
 
 TIMED = "approval:\n  rules:\n    - tool: write_text\n      decision: ask\n      timeoutSeconds: 6\n"
@@ -57,6 +60,7 @@ def test_a_detached_run_outlives_its_killed_worker_and_is_answered_from_another_
     assert workspace.run_status(run_id) == "succeeded"
     assert (workspace.root / NOTE).read_text().startswith("# Hello")
     assert workspace.waiting(count=0) == []
+    _decision_journaled_before_the_write(workspace, run_id)  # V-07, by the worker that applied it
     again = workspace.cli("decide", str(waiting["request_id"]), "deny", check=False)
     assert again.returncode == 1 and "no longer pending" in again.stderr
 
@@ -75,3 +79,17 @@ def test_an_approval_whose_timer_ran_out_with_no_worker_alive_ends_timed_out_une
     workspace.worker()
     assert workspace.run_status(run_id) == "succeeded"  # the graph delivers "not written: ..."
     assert not (workspace.root / NOTE).exists() and workspace.waiting(count=0, run_id=run_id) == []
+
+
+def _decision_journaled_before_the_write(workspace: Workspace, run_id: str) -> None:
+    """The worker's journal of the run holds the person's approval of the write before its result."""
+    with workspace.home_env():
+        parts = [path for path in journals(workspace.root) if path.name.startswith(run_id)]
+    assert len(parts) == 2  # each worker's part: the killed one's, the one that applied the decision
+    (applied,) = [path for path in parts if path.name == f"{run_id}.2.jsonl"]  # the second worker's
+    events = read_journal(applied).events
+    assert all(e.run_id == run_id for e in events)
+    (resolved,) = [e for e in events if isinstance(e, ApprovalResolved) and e.call_id == "write-1"]
+    assert (resolved.decision, resolved.decided_by) == ("approve", "human")
+    written = next(i for i, e in enumerate(events) if isinstance(e, NodeFinished) and e.node_id == "write")
+    assert events.index(resolved) < written

@@ -14,6 +14,7 @@ from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
 
 from ditto_tui.runs import DecisionRejected
 from ditto_tui.runs.temporal import DittoWorker, TemporalRunHost, data_converter
+from ditto_tui.runs.temporal.worker import MAX_WAITING_NODES
 from ditto_tui.runs.temporal.workflow import DittoRun
 from ditto_tui.runtime import ApprovalResolved, CustomEvent, Graph, Runtime, graph
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
@@ -215,17 +216,22 @@ async def test_on_the_dev_server_waiting_runs_are_found_by_search_attribute(tmp_
 
 
 async def test_a_worker_holds_more_waiting_nodes_than_the_sdks_default_of_a_hundred(tmp_path: Path) -> None:
-    """Most of a worker's nodes wait for a person: the 101st run's node starts and asks too."""
+    """Most of a worker's nodes wait for a person: its node queues take thousands at once, not the SDK's
+    default of 100 (with which the 101st waiting run's node never started; 101 runs on the dev server
+    take 18 s to show it, so the worker's own settings are read here, with the runs that fit a test)."""
     async with dev_server(tmp_path) as env:
         rig = Rig(keyed(env.client), tmp_path)
         rig.host.search = True
         async with rig:
             plan = _write()
-            await rig.start_worker(plan)
-            await asyncio.gather(*(rig.host.start(plan, None) for _ in range(101)))
-            for _ in range(240):  # polled slowly: a listing of a hundred runs is work for the server
+            worker = await rig.start_worker(plan)
+            nodes = [w for queue, (w, _task) in worker._workers.items() if queue != rig.queue]
+            assert [w.config()["max_concurrent_activities"] for w in nodes] == [MAX_WAITING_NODES]
+            assert MAX_WAITING_NODES >= 1000
+            await asyncio.gather(*(rig.host.start(plan, None) for _ in range(5)))
+            for _ in range(240):
                 waiting = await rig.host.pending()
-                if len(waiting) == 101:
+                if len(waiting) == 5:
                     break
-                await asyncio.sleep(0.25)
-            assert len({p.run_id for p in waiting}) == 101
+                await asyncio.sleep(0.1)
+            assert len({p.run_id for p in waiting}) == 5

@@ -4,13 +4,14 @@ its own, driven as a user drives it: each command its own process."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -69,18 +70,24 @@ class Workspace:
     def inbox(self) -> list[dict[str, object]]:
         return [json.loads(line) for line in self.cli("inbox", "--json").stdout.splitlines()]
 
-    def host(self, ask: Callable[[DurableRunHost], Coroutine[Any, Any, T]]) -> T:
-        """``ask(host)`` on the workspace's run host from this process (polling as a CLI call each time
-        would cost a process start): the same server and key as the commands, in the workspace's home."""
+    @contextlib.contextmanager
+    def home_env(self) -> Iterator[None]:
+        """This process in the workspace's home (its state directory, key and server) for a while."""
         previous = os.environ.get("DITTO_TUI_HOME")
         os.environ["DITTO_TUI_HOME"] = str(self.home)
         try:
-            return asyncio.run(ask(open_durable_run_host({"host": "local"})))
+            yield
         finally:
             if previous is None:
                 del os.environ["DITTO_TUI_HOME"]
             else:
                 os.environ["DITTO_TUI_HOME"] = previous
+
+    def host(self, ask: Callable[[DurableRunHost], Coroutine[Any, Any, T]]) -> T:
+        """``ask(host)`` on the workspace's run host from this process (polling as a CLI call each time
+        would cost a process start): the same server and key as the commands, in the workspace's home."""
+        with self.home_env():
+            return asyncio.run(ask(open_durable_run_host({"host": "local"})))
 
     def waiting(
         self, count: int = 1, seconds: float = 90, run_id: str | None = None

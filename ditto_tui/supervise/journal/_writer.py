@@ -54,6 +54,8 @@ logger = logging.getLogger(__name__)
 FLUSH_BYTES = 64 * 1024
 """Buffered lines are written out at the latest when they reach this size."""
 
+_PARTS = 100
+"""How many journal files one run may have (one per process that ran its nodes, for a durable run)."""
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 _DURABLE = frozenset({"approval_resolved", "review_resolved", "breakpoint_resolved", "run_finished"})
@@ -332,11 +334,25 @@ class RunJournal:
         )
         return self._start(started)
 
+    def _open_new(self, event: RunStarted) -> tuple[Path, JournalFile]:
+        """A new journal file for the run. A run this process joins (a durable run's node, started
+        elsewhere: ``plan_kind`` invoke) may have a file of another process already, one that ran its
+        nodes before (a worker that stopped): this process's part of the record is a file of its own
+        beside it, ``RUN_ID.2.jsonl``... Never an existing file reopened."""
+        path = self.path_for(event.run_id)
+        if event.plan_kind != "invoke" or not os.path.lexists(path):
+            return path, self._opener(path)  # exclusive: a file made meanwhile is refused, not reopened
+        for part in range(2, _PARTS):
+            path = self.path_for(f"{event.run_id}.{part}")
+            if not os.path.lexists(path):
+                return path, self._opener(path)
+        raise JournalError(f"run {event.run_id!r} has {_PARTS - 1} journal files already")
+
     def _start(self, event: RunStarted) -> _RunFile:
         run = _RunFile(path=self.directory / f"{event.run_id}.jsonl")
         self._runs[event.run_id] = run
         try:
-            run.file = self._opener(self.path_for(event.run_id))
+            run.path, run.file = self._open_new(event)
         except Exception as exc:  # whatever the opener raises, the run is not journaled: say so, fail closed
             self._fail(event.run_id, run, "cannot create", exc)
             return run
