@@ -25,6 +25,7 @@ from ditto_tui.runs import (
     PendingRequest,
     RunHost,
     RunSummary,
+    first_line,
     open_durable_run_host,
 )
 from ditto_tui.runs_cli import safe, when
@@ -122,8 +123,7 @@ async def said(work: Coroutine[Any, Any, int]) -> int:
     except DittoError:
         raise
     except Exception as exc:
-        text = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
-        raise DittoError(f"the run host failed: {text}") from None
+        raise DittoError(f"the run host failed: {first_line(exc)}") from None
 
 
 async def _inbox(host: RunHost, as_json: bool, out: TextIO) -> int:

@@ -88,11 +88,28 @@ ANSWERS: dict[str, str] = {
 """The answer each kind of request takes (``module:class``): a decision of another type does not fit."""
 
 
-def fits_kind(kind: str, decision: object) -> bool:
-    """Whether ``decision`` is the kind of answer a ``kind`` request takes (a kind not listed: any)."""
+def fits_kind(kind: str, answer_type: str | None) -> bool:
+    """Whether an answer of type ``answer_type`` (``module:class``) fits a ``kind`` request: the listed
+    type for a listed kind; for another kind (a sign-in), anything but a tool call's approval."""
     expected = ANSWERS.get(kind)
-    named = f"{type(decision).__module__}:{type(decision).__qualname__}"
-    return expected is None or named == expected
+    return answer_type == expected if expected is not None else answer_type != ANSWERS["tool_call"]
+
+
+def type_name(value: object) -> str:
+    """``value``'s type as :data:`ANSWERS` names it (``module:class``)."""
+    return f"{type(value).__module__}:{type(value).__qualname__}"
+
+
+def first_line(error: BaseException) -> str:
+    """``error`` in one line (its message's first, cut at 300 characters; its class when it has none)."""
+    text = str(error)
+    return text.splitlines()[0][:300] if text else type(error).__name__
+
+
+def retrieved(future: asyncio.Future[Any]) -> None:
+    """A done callback that marks a background future's failure as seen (it is reported elsewhere)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def request_summary(request: InboxRequest) -> str:
@@ -316,9 +333,7 @@ class LocalRunHost:
         request = self.inbox.get(request_id)
         if request is None:
             raise DecisionRejected(f"request {request_id!r} is not pending (answered, ended or unknown)")
-        if not fits_kind(request.kind, decision) or (
-            isinstance(request, ApprovalRequest) != isinstance(decision, ApprovalDecision)
-        ):
+        if not fits_kind(request.kind, type_name(decision)):
             raise DecisionRejected(f"a {request.kind} request is not answered with {type(decision).__name__}")
         if isinstance(decision, ApprovalDecision) and decision.arguments is not None:
             try:
@@ -373,8 +388,11 @@ __all__ = [
     "RunHost",
     "RunStatus",
     "RunSummary",
+    "first_line",
     "fits_kind",
     "open_durable_run_host",
     "open_run_host",
     "request_summary",
+    "retrieved",
+    "type_name",
 ]

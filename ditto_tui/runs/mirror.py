@@ -17,13 +17,10 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ditto_tui.runs import DecisionRejected, PendingRequest, RunHost
+from ditto_tui.runs import DecisionRejected, PendingRequest, Resolution, RunHost
 from ditto_tui.supervise.inbox import Inbox, InboxRequest
-
-if TYPE_CHECKING:
-    from ditto_tui.runs import Resolution
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +57,6 @@ class PendingMirror:
         self._asking: dict[str, asyncio.Task[None]] = {}
         self._ended: OrderedDict[str, None] = OrderedDict()
         self._stop = inbox.on_end(self._forget)
-        self.listed = 0
-        """How many requests the last poll found waiting on the host."""
         self.failures = 0
         """How many polls in a row have failed (0 once one succeeds)."""
 
@@ -91,7 +86,6 @@ class PendingMirror:
     async def sync(self) -> None:
         """Read the host's waiting requests once: ask the new ones here, withdraw the ended ones."""
         waiting = await self.host.pending()
-        self.listed = len(waiting)
         listed = {item.request_id for item in waiting}
         own = {self.key(request) for request in self.inbox.all_pending()}
         for item in waiting:

@@ -17,7 +17,7 @@ from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, RuntimeClosedError, ValidationError
 from ditto_tui.interaction import McpRegistry
 from ditto_tui.program import Program
-from ditto_tui.runs import DurableRunHost, Resolution, open_durable_run_host
+from ditto_tui.runs import DurableRunHost, Resolution, open_durable_run_host, retrieved
 from ditto_tui.runs.mirror import PendingMirror
 from ditto_tui.runtime import ExecutionEvent, Graph, RunFinished, RunStarted, Runtime
 from ditto_tui.runtime.breakpoints import Breakpoints
@@ -70,12 +70,6 @@ class RequestsRefused(Message):
     def __init__(self, server: str, count: int) -> None:
         super().__init__()
         self.server, self.count = server, count
-
-
-def _retrieved(future: asyncio.Future[Any]) -> None:
-    """Mark a background future's failure as seen (it is reported where it is awaited, or was said)."""
-    if not future.cancelled():
-        future.exception()
 
 
 def told_refusals(count: int) -> bool:
@@ -230,7 +224,7 @@ class RunBridge:
                     opened.set_result(session.runtime)
                     if spec.durable:
                         self._hosting = asyncio.ensure_future(self._open_host(session))
-                        self._hosting.add_done_callback(_retrieved)
+                        self._hosting.add_done_callback(retrieved)
                     await self._closing.wait()
                 finally:
                     await self._close_host()
@@ -305,9 +299,9 @@ class RunBridge:
         return True
 
     def _cancel_failed(self, run_id: str, done: asyncio.Future[None]) -> None:
-        if not done.cancelled() and done.exception() is not None:
-            error = public_message_from_exception(done.exception() or Exception())
-            self._say("Cancel", f"run {run_id} was not cancelled: {error}")
+        error = None if done.cancelled() else done.exception()
+        if error is not None:
+            self._say("Cancel", f"run {run_id} was not cancelled: {public_message_from_exception(error)}")
 
     async def durable(self) -> DurableRunHost:
         """The durable host, once connected and working here (raises why it could not be)."""

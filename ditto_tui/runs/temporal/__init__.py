@@ -31,7 +31,15 @@ from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from ditto_tui.errors import DittoError, ValidationError
-from ditto_tui.runs import DecisionRejected, PendingRequest, Plan, Resolution, RunStatus, RunSummary
+from ditto_tui.runs import (
+    DecisionRejected,
+    PendingRequest,
+    Plan,
+    Resolution,
+    RunStatus,
+    RunSummary,
+    first_line,
+)
 from ditto_tui.runs.temporal import wire
 from ditto_tui.runs.temporal.codec import KeyCodec, is_foreign, load_key
 from ditto_tui.runs.temporal.plan import binding, node_queue, snapshot
@@ -351,13 +359,8 @@ async def _reach(address: str, connecting: Callable[[], Awaitable[Client]], *, w
             return await connecting()
         except RuntimeError as exc:  # the SDK's connection failure
             if time.monotonic() >= deadline:
-                raise DittoError(f"cannot reach the run server at {address}: {_first_line(exc)}") from None
+                raise DittoError(f"cannot reach the run server at {address}: {first_line(exc)}") from None
             await asyncio.sleep(0.1)
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error)
-    return text.splitlines()[0][:300] if text else type(error).__name__
 
 
 def _read(path: object) -> bytes | None:

@@ -25,7 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from ditto_tui.errors import ValidationError
-from ditto_tui.runs import request_summary
+from ditto_tui.runs import request_summary, retrieved
 from ditto_tui.runs.temporal import wire
 from ditto_tui.runs.temporal.plan import binding, node_queue, snapshot
 from ditto_tui.runs.temporal.workflow import HEARTBEAT_SECONDS, RUN_NODE, DittoRun
@@ -283,7 +283,7 @@ class DittoWorker:
         if stream is not None:
             settle = stream.handle.signal("settled", args=[binding(request), how])
             stream_task = asyncio.ensure_future(settle)
-            stream_task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+            stream_task.add_done_callback(retrieved)
 
 
 async def _heartbeat() -> None:

@@ -29,7 +29,7 @@ from temporalio.common import RetryPolicy, SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ActivityCancellationType
 
-from ditto_tui.runs import ANSWERS
+from ditto_tui.runs import ANSWERS, fits_kind
 from ditto_tui.runs.temporal.codec import FOREIGN_MARK
 
 WORKFLOW = "DittoRun"
@@ -41,7 +41,6 @@ HEARTBEAT_SECONDS = 2.0
 on another (or the same, restarted) worker."""
 _ENDED_KEPT = 100
 """How many ended requests a run's memo names, so a late decision is told "no longer pending"."""
-_APPROVAL_TYPE = "ditto_tui.supervise.requests:ApprovalDecision"
 _TAG = "__ditto__"
 
 
@@ -338,11 +337,8 @@ class DittoRun:
             return f"request {request_id!r} is no longer pending"
         answer = decided.get("answer")
         answered_with = answer.get("type") if isinstance(answer, dict) else None
-        is_approval = answered_with == _APPROVAL_TYPE
-        expected = ANSWERS.get(entry["kind"])
-        if (entry["kind"] == "tool_call") != is_approval or (
-            expected is not None and answered_with != expected
-        ):
+        is_approval = answered_with == ANSWERS["tool_call"]
+        if not fits_kind(entry["kind"], answered_with):
             return f"a {entry['kind']} request is not answered with that kind of decision"
         seen = decided.get("seen") or {}
         for field in ("arguments_digest", "tool_digest"):
