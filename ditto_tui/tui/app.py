@@ -206,7 +206,7 @@ class DittoApp(Guarded, App[None]):
         footer rebuilt for each of a thousand requests arriving at once would hold the keys back)."""
         desk = self.desk
         state = (bool(self.bridge.approver.all_pending()), desk.open is None, desk.asking is None)
-        if state != self._desk_state:
+        if state != self._desk_state and self.screen_stack:  # the last screen gone: the app is closing
             self._desk_state = state
             self.refresh_bindings()
 
