@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -182,7 +183,8 @@ class LocalSandboxExecutor:
             signal.raise_if_cancelled()
         with tempfile.TemporaryDirectory(prefix="ditto-tui-home-", ignore_cleanup_errors=True) as home:
             environment = {**self._environment, "HOME": home}
-            transport, protocol = await self._spawn(argv0, executable, argv, stdout, stderr, environment)
+            spawn = self._spawn(argv0, executable, argv, stdout, stderr, environment)
+            transport, protocol = await _started(spawn)
             try:
                 async with asyncio.timeout(deadline):
                     await _until_exit(protocol, signal)
@@ -229,6 +231,23 @@ class LocalSandboxExecutor:
             )
         except (OSError, ValueError, subprocess.SubprocessError) as error:
             raise _not_started(os.path.basename(argv0)) from error
+
+
+async def _started(
+    spawn: Coroutine[None, None, tuple[asyncio.SubprocessTransport, GroupProtocol]],
+) -> tuple[asyncio.SubprocessTransport, GroupProtocol]:
+    """Finish starting the child even when the call is cancelled meanwhile, then kill its group.
+
+    A start cancelled half-way would leave the group running (asyncio kills only the leader) and, on
+    Python 3.11, wait for its pipes to close: a ``sleep 60 &`` in the group held the call for 60 s.
+    """
+    starting = asyncio.ensure_future(spawn)
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await _reap(*await starting)
+        raise
 
 
 async def _reap(transport: asyncio.SubprocessTransport, protocol: GroupProtocol) -> None:

@@ -152,6 +152,25 @@ async def test_group_is_killed_on_task_cancel(executor: LocalSandboxExecutor, ro
     assert await _gone(pid)
 
 
+async def test_a_call_cancelled_while_its_command_starts_kills_the_group_at_once(
+    executor: LocalSandboxExecutor, root: Path
+) -> None:
+    """Cancelled at each step of starting the child: the call ends at once and leaves nothing running."""
+    for steps in range(8):
+        (root / "gc.pid").unlink(missing_ok=True)
+        started = time.monotonic()
+        task = asyncio.create_task(_run(executor, "sh", *SPAWN_GRANDCHILD))
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert time.monotonic() - started < 5, steps
+        pid_file = root / "gc.pid"
+        if pid_file.exists() and pid_file.read_text().endswith("\n"):
+            assert await _gone(int(pid_file.read_text())), steps
+
+
 async def test_group_is_killed_on_signal_cancel(executor: LocalSandboxExecutor, root: Path) -> None:
     cancel = CancelSignal()
     task = asyncio.create_task(_run(executor, "sh", *SPAWN_GRANDCHILD, signal=cancel))
