@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ditto_tui.tui.keys import ARM_SECONDS
 from tests.infer.chat_server import ChatServer, Reply, chat_server, chunk, text_stream
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -274,6 +275,7 @@ def test_on_a_durable_host_the_app_follows_a_decision_made_in_another_terminal_a
         assert (root / NOTE).read_text(encoding="utf-8").startswith("# Hello")
         (root / NOTE).unlink()
 
+        time.sleep(ARM_SECONDS + 0.2)  # keys come back ARM_SECONDS after the approval view closed (U-09)
         terminal.press("n")  # a new run of the graph, asking for the write again
         _poll(lambda: "a Approve once" in terminal.screen(), "the second run's approval", timeout=60)
         (second,) = workspace.waiting()

@@ -10,13 +10,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ditto_tui.interaction.mcp.drift import McpToolChange
 from ditto_tui.tui import keys
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.text import render_untrusted
 from ditto_tui.tui.widgets.diff import unified_diff_text
+from ditto_tui.tui.widgets.footer import KeysFooter
 
 
 class AcceptChangeModal(Guarded, ModalScreen[bool]):
@@ -50,7 +51,7 @@ class AcceptChangeModal(Guarded, ModalScreen[bool]):
             with VerticalScroll(id="accept-body"):
                 yield Static(id="accept-diff")
             yield Static(id="accept-keys")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         heading = Text("Accept the changed definition of ", style="bold")

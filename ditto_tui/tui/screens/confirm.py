@@ -8,9 +8,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ditto_tui.tui.faults import Guarded
+from ditto_tui.tui.widgets.footer import KeysFooter
 
 
 class ConfirmModal(Guarded, ModalScreen[bool]):
@@ -33,7 +34,7 @@ class ConfirmModal(Guarded, ModalScreen[bool]):
             yield Static(self.title_text, id="title", markup=False)
             yield Static(self.question, id="question", markup=False)
             yield Static("y  yes    n  no", id="keys", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def action_answer(self, answer: bool) -> None:
         """Close with ``answer``."""

@@ -18,11 +18,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ditto_tui.tui import keys
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.keys import ARM_SECONDS
+from ditto_tui.tui.widgets.footer import KeysFooter
 
 AnswerT = TypeVar("AnswerT")
 
@@ -64,7 +65,7 @@ class DecisionModal(Guarded, ModalScreen[AnswerT | None]):
             with VerticalScroll(id="body"):
                 yield from self.compose_body()
             yield from self.compose_below()
-        yield Footer()
+        yield KeysFooter()
 
     def compose_above(self) -> ComposeResult:
         """What stands between the heading and the body."""

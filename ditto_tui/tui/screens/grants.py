@@ -11,11 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ditto_tui.supervise.grants import Grant, GrantState, duration
 from ditto_tui.tui.faults import Guarded
+from ditto_tui.tui.widgets.footer import KeysFooter
 from ditto_tui.tui.widgets.inline import one_line, visible
 
 
@@ -55,7 +56,7 @@ class GrantsModal(Guarded, ModalScreen[None]):
             yield Static("Grants: calls approved without asking", id="title", markup=False)
             yield OptionList(id="grants")
             yield Static(id="note", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._list()

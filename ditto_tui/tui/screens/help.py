@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.dom import DOMNode
 from textual.keys import format_key
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.screens.accept_change import AcceptChangeModal
@@ -34,6 +34,7 @@ from ditto_tui.tui.screens.sampling import SamplingModal
 from ditto_tui.tui.screens.sign_in import SignInModal
 from ditto_tui.tui.screens.tools import ToolsScreen
 from ditto_tui.tui.widgets.dag import DagView
+from ditto_tui.tui.widgets.footer import KeysFooter
 from ditto_tui.tui.widgets.mcp_call_view import McpCallView
 from ditto_tui.tui.widgets.mcp_logs import McpLogsPane
 from ditto_tui.tui.widgets.mcp_prompts import McpPromptsPane
@@ -382,4 +383,4 @@ class HelpScreen(Guarded, ModalScreen[None]):
         with VerticalScroll(id="help-body") as body:
             body.border_title = "Keys"
             yield Static(help_text(self.app, self.screens), id="help-text")
-        yield Footer()
+        yield KeysFooter()

@@ -14,7 +14,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Select, Static, TabbedContent, TabPane, Tree
+from textual.widgets import Button, Header, Select, Static, TabbedContent, TabPane, Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import Worker, WorkerState
 
@@ -32,6 +32,7 @@ from ditto_tui.tui.mcp_source import McpSource, ServerView
 from ditto_tui.tui.screens.accept_change import AcceptChangeModal
 from ditto_tui.tui.text import counted, render_untrusted, untrusted_json
 from ditto_tui.tui.widgets.diff import unified_diff_text
+from ditto_tui.tui.widgets.footer import KeysFooter
 from ditto_tui.tui.widgets.mcp_browse_text import bounded, server_info_text
 from ditto_tui.tui.widgets.mcp_call_view import McpCallView
 from ditto_tui.tui.widgets.mcp_logs import McpLogsPane
@@ -348,7 +349,7 @@ class McpScreen(Guarded, Screen[None]):
                 yield TabPane("Prompts", id="mcp-tab-prompts")
                 yield TabPane("Logs", id="mcp-tab-logs")
         yield PendingBadge(id="pending-badge")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._stop_watching = self.source.watch(

@@ -8,13 +8,14 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from ditto_tui.interaction.mcp import McpRegistry
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.mcp_source import McpSource
 from ditto_tui.tui.screens.mcp import McpScreen
+from ditto_tui.tui.widgets.footer import KeysFooter
 
 if TYPE_CHECKING:
     from ditto_tui.tui.bridge import RunBridge
@@ -38,7 +39,7 @@ class McpSessionScreen(Guarded, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text("Starting the session and the MCP servers of ditto.yaml…"), id="mcp-session-status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.open_browser()

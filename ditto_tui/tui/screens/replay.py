@@ -8,13 +8,14 @@ from textual import getters
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
 from ditto_tui.supervise import JournalRead
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.run_state import RunModel
 from ditto_tui.tui.widgets.dag import DagView
 from ditto_tui.tui.widgets.detail import TextView
+from ditto_tui.tui.widgets.footer import KeysFooter
 from ditto_tui.tui.widgets.inline import visible
 from ditto_tui.tui.widgets.run_view import DETAIL_BINDINGS, RunView
 from ditto_tui.tui.widgets.timeline import Timeline
@@ -57,7 +58,7 @@ class ReplayScreen(Guarded, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield RunView(self.now, id="run-view")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Open at the end: every recorded event, folded once the screen is up."""

@@ -18,7 +18,7 @@ from textual import getters, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 from textual.worker import Worker, WorkerState
 
 from ditto_tui.infer import InferMessage, ReactState
@@ -37,6 +37,7 @@ from ditto_tui.tui.screens.replay import ReplayScreen
 from ditto_tui.tui.screens.runs import HostRunsModal, Rerun, RunsModal
 from ditto_tui.tui.widgets.dag import DagView
 from ditto_tui.tui.widgets.detail import TextView
+from ditto_tui.tui.widgets.footer import KeysFooter
 from ditto_tui.tui.widgets.inline import visible
 from ditto_tui.tui.widgets.pending import PendingBadge
 from ditto_tui.tui.widgets.prompt_box import PromptBox, PromptHistory
@@ -101,7 +102,7 @@ class RunScreen(Guarded, Screen[None]):
         yield RunView(self.now, id="run-view")
         yield PromptBox(PromptHistory(self.bridge.spec.workspace), id="prompt")
         yield PendingBadge(id="pending-badge")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         program = self.bridge.spec.program

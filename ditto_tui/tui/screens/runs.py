@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ditto_tui.runs import RunSummary as HostRun
@@ -26,6 +26,7 @@ from ditto_tui.runtime.client import short_run_id
 from ditto_tui.supervise.journal import RunSummary
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.run_state import format_seconds
+from ditto_tui.tui.widgets.footer import KeysFooter
 from ditto_tui.tui.widgets.inline import one_line
 
 _OUTCOME_STYLES = {"succeeded": "green", "failed": "bold red", "cancelled": "yellow"}
@@ -59,7 +60,7 @@ def _runs_dialog(title: str, options: list[Option], empty: str) -> ComposeResult
     with Vertical(id="runs-dialog"):
         yield Static(Text(title), id="runs-title")
         yield OptionList(*(options or [Option(Text(empty, style="italic"), disabled=True)]), id="runs-list")
-    yield Footer()
+    yield KeysFooter()
 
 
 def run_label(summary: RunSummary, *, live: bool, graph_width: int = 0) -> Text:

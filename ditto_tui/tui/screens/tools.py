@@ -18,7 +18,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.contracts import McpCapability
@@ -30,6 +30,7 @@ from ditto_tui.supervise import ApprovalPolicy, Verdict
 from ditto_tui.supervise.policy import DEPENDS
 from ditto_tui.tui.faults import Guarded
 from ditto_tui.tui.text import render_untrusted, untrusted_json
+from ditto_tui.tui.widgets.footer import KeysFooter
 from ditto_tui.tui.widgets.inline import visible
 from ditto_tui.tui.widgets.pending import PendingBadge
 
@@ -349,7 +350,7 @@ class ToolsScreen(Guarded, Screen[None]):
             with VerticalScroll(id="tools-detail-scroll"):
                 yield Static(id="tools-detail")
         yield PendingBadge(id="pending-badge")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.table.add_columns("Tool", "Effects", "Approval", "Review", "Sandbox")
