@@ -4,13 +4,14 @@ request, and quitting says the runs go on."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from ditto_tui.config import RunsConfig
 from ditto_tui.program import load_program
-from ditto_tui.runs import open_durable_run_host
+from ditto_tui.runs import DurableRunHost, PendingRequest, open_durable_run_host
 from ditto_tui.runs.temporal import server
 from ditto_tui.supervise import ApprovalDecision
 from ditto_tui.tui import DittoApp, RunSpec
@@ -38,7 +39,7 @@ async def test_the_app_runs_the_graph_on_the_host_lists_its_runs_and_leaves_them
             (run_id,) = app.bridge.runs
             assert view.request.run_id == run_id and not (root / NOTE).exists()
             host = open_durable_run_host(config.runs.model_dump())
-            (waiting,) = await host.pending()
+            (waiting,) = await _listed(host)  # stored on the host a moment after the worker asked it here
             assert waiting.request_id == view.request.request_id  # one request: the host's and the view's
 
             await pilot.press("escape")  # later: it stays pending
@@ -81,3 +82,12 @@ def _finished(app: DittoApp) -> bool:
 
     screen = app.screen
     return isinstance(screen, RunScreen) and screen.model.finished
+
+
+async def _listed(host: DurableRunHost) -> list[PendingRequest]:
+    """The host's waiting requests once there is one (the worker stores each just after asking it)."""
+    deadline = asyncio.get_running_loop().time() + 30
+    while not (waiting := await host.pending()):
+        assert asyncio.get_running_loop().time() < deadline, "the host never listed the request"
+        await asyncio.sleep(0.05)
+    return waiting
