@@ -94,7 +94,6 @@ class DittoApp(Guarded, App[None]):
         self.bridge = RunBridge(spec)
         self.desk = ApprovalDesk(self, self.bridge, on_waiting=self._decisions_changed)
         self.heap = IdleCollector()
-        self._desk_state: tuple[bool, bool, bool] | None = None
         self.keys = KeyGuard()
         self.faults = FaultLog(spec.workspace)
         self.notifier = Notifier(self._write_terminal, lambda: self.app_focus)
@@ -199,15 +198,12 @@ class DittoApp(Guarded, App[None]):
         """Show the new request (or queue it behind the open one); ring when the terminal is unfocused."""
         self.desk.request_queued()
         self.notifier.request_arrived(request_summary(message.request))
-        self._desk_bindings()
+        self._refresh_keys()
 
-    def _desk_bindings(self) -> None:
-        """Refresh the keys shown when what the desk's keys depend on changed (not once per request: a
-        footer rebuilt for each of a thousand requests arriving at once would hold the keys back)."""
-        desk = self.desk
-        state = (bool(self.bridge.approver.all_pending()), desk.open is None, desk.asking is None)
-        if state != self._desk_state and self.screen_stack:  # the last screen gone: the app is closing
-            self._desk_state = state
+    def _refresh_keys(self) -> None:
+        """Refresh the keys shown (a footer is rebuilt only when its keys changed, so once per request is
+        cheap); not once the last screen has gone: the app is closing."""
+        if self.screen_stack:
             self.refresh_bindings()
 
     def on_requests_refused(self, message: RequestsRefused) -> None:
@@ -228,12 +224,12 @@ class DittoApp(Guarded, App[None]):
         """Close an approval view whose request ended elsewhere; hold off full collections."""
         self.heap.busy()
         self.desk.events_arrived(message.events)
-        self.refresh_bindings()
+        self._refresh_keys()
 
     def _decisions_changed(self, waiting: int) -> None:
         self.decisions_waiting = waiting
         self.notifier.waiting(len(self.bridge.approver.all_pending()))
-        self._desk_bindings()
+        self._refresh_keys()
 
     def _write_terminal(self, text: str) -> None:
         """Send a terminal sequence (bell, notification, title) past the screen; not in tests."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ditto_tui.durable_cli import pending_json
-from ditto_tui.runs import DurableRunHost, open_durable_run_host
+from ditto_tui.runs import DurableRunHost, PendingRequest, open_durable_run_host
 
 T = TypeVar("T")
 
@@ -96,13 +96,7 @@ class Workspace:
         ``count`` wait."""
 
         async def poll(host: DurableRunHost) -> list[dict[str, object]]:
-            deadline = time.monotonic() + seconds
-            while time.monotonic() < deadline:
-                pending = [p for p in await host.pending() if run_id is None or p.run_id == run_id]
-                if len(pending) >= count:
-                    return [pending_json(request) for request in pending]
-                await asyncio.sleep(0.1)
-            raise AssertionError("no request waited")
+            return [pending_json(request) for request in await listed(host, count, seconds, run_id)]
 
         return self.host(poll)
 
@@ -137,3 +131,16 @@ class Workspace:
             server.stop()
 
         self.host(stop_server)
+
+
+async def listed(
+    host: DurableRunHost, count: int = 1, seconds: float = 90, run_id: str | None = None
+) -> list[PendingRequest]:
+    """The host's waiting requests (of ``run_id``, else of every run) once ``count`` wait."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pending = [p for p in await host.pending() if run_id is None or p.run_id == run_id]
+        if len(pending) >= count:
+            return pending
+        await asyncio.sleep(0.05)
+    raise AssertionError("no request waited")

@@ -4,19 +4,19 @@ request, and quitting says the runs go on."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
 from ditto_tui.config import RunsConfig
 from ditto_tui.program import load_program
-from ditto_tui.runs import DurableRunHost, PendingRequest, open_durable_run_host
+from ditto_tui.runs import open_durable_run_host
 from ditto_tui.runs.temporal import server
 from ditto_tui.supervise import ApprovalDecision
 from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.runs import HostRunsModal
+from tests.runs.workspace import listed
 from tests.tui.run_fixtures import SIZE, approval_view, wait_until, workspace
 from tests.tui.run_fixtures import config as tui_config
 
@@ -39,7 +39,7 @@ async def test_the_app_runs_the_graph_on_the_host_lists_its_runs_and_leaves_them
             (run_id,) = app.bridge.runs
             assert view.request.run_id == run_id and not (root / NOTE).exists()
             host = open_durable_run_host(config.runs.model_dump())
-            (waiting,) = await _listed(host)  # stored on the host a moment after the worker asked it here
+            (waiting,) = await listed(host, seconds=30)  # stored just after the worker asked it here
             assert waiting.request_id == view.request.request_id  # one request: the host's and the view's
 
             await pilot.press("escape")  # later: it stays pending
@@ -47,9 +47,9 @@ async def test_the_app_runs_the_graph_on_the_host_lists_its_runs_and_leaves_them
             await pilot.pause(0.6)  # keys are held back a moment after a modal closes
             await pilot.press("l")
             await wait_until(pilot, lambda: isinstance(app.screen, HostRunsModal), timeout=30)
-            listed = app.screen
-            assert isinstance(listed, HostRunsModal)
-            assert [(s.run_id, s.status, s.pending) for s in listed.summaries] == [(run_id, "running", 1)]
+            runs_list = app.screen
+            assert isinstance(runs_list, HostRunsModal)
+            assert [(s.run_id, s.status, s.pending) for s in runs_list.summaries] == [(run_id, "running", 1)]
             await pilot.press("escape")
             await wait_until(pilot, lambda: not isinstance(app.screen, HostRunsModal))
 
@@ -82,12 +82,3 @@ def _finished(app: DittoApp) -> bool:
 
     screen = app.screen
     return isinstance(screen, RunScreen) and screen.model.finished
-
-
-async def _listed(host: DurableRunHost) -> list[PendingRequest]:
-    """The host's waiting requests once there is one (the worker stores each just after asking it)."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while not (waiting := await host.pending()):
-        assert asyncio.get_running_loop().time() < deadline, "the host never listed the request"
-        await asyncio.sleep(0.05)
-    return waiting

@@ -37,8 +37,8 @@ class KeysFooter(Footer):
         yield from super().compose()
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        unchanged = self._bindings_ready and self.is_attached and screen is self.screen
-        if unchanged and self._keys() == self._shown:
+        shown_here = self._bindings_ready and self.is_attached and screen is self.screen
+        if shown_here and self._keys() == self._shown:
             return
         super().bindings_changed(screen)
 
