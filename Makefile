@@ -19,7 +19,7 @@ NPM_STAMP := node_modules/.installed
 # Tests start `ditto-tui` and the reference MCP servers as subprocesses: put both on PATH.
 TEST_PATH := $(CURDIR)/$(BIN):$(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: help run test lint bench fuzz
+.PHONY: help run test lint bench fuzz bytecode
 
 help:
 	@echo "make run    start ditto-tui (creates .venv on first use)"
@@ -47,7 +47,14 @@ $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-run: $(RUNTIME_STAMP)
+# Every start of ditto-tui (the app, each CLI command, each test's subprocess) imports about 190 of its
+# own modules. Compiled once here, they are read from __pycache__ instead of compiled on each start
+# (0.5 s a start on 2 cores), also where PYTHONDONTWRITEBYTECODE stops Python writing them itself.
+# Only files changed since their last compilation are compiled again.
+bytecode: | $(PY)
+	$(PY) -m compileall -q -j 0 ditto_tui examples benchmarks tests
+
+run: $(RUNTIME_STAMP) bytecode
 	$(BIN)/ditto-tui
 
 lint: $(DEV_STAMP)
@@ -59,7 +66,7 @@ lint: $(DEV_STAMP)
 # `python -m pytest` puts the repository root on sys.path, so tests can import `examples` and
 # `benchmarks`. pytest exits 5 when it collected nothing; that is a failure here, and says so.
 # Two workers, each taking whole files (module-scoped servers stay in one process).
-test: lint $(NPM_STAMP)
+test: lint $(NPM_STAMP) bytecode
 	PATH="$(TEST_PATH)" $(PY) -m pytest -n 2 --dist loadfile || { rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; exit $$rc; }
 
@@ -68,7 +75,7 @@ fuzz: $(DEV_STAMP)
 	HYPOTHESIS_PROFILE=fuzz PATH="$(TEST_PATH)" $(PY) -m pytest -m property
 
 # The benchmarks' journals and logs go to a home of their own, not the user's state directory.
-bench: $(DEV_STAMP)
+bench: $(DEV_STAMP) bytecode
 	export DITTO_TUI_HOME="$$(mktemp -d)"; \
 	$(PY) -m benchmarks.bench_runtime && \
 	$(PY) -m benchmarks.bench_mcp && \

@@ -266,6 +266,7 @@ class ContractModel(BaseModel):
         alias_generator=to_camel,
         validate_by_name=True,
         validate_by_alias=True,
+        defer_build=True,
     )
 
     def to_wire(self) -> dict[str, Any]:

@@ -14,11 +14,11 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import referencing.exceptions
-from jsonschema.protocols import Validator
+if TYPE_CHECKING:  # jsonschema takes about 0.1 s to import: loaded with the first validator compiled
+    import jsonschema
+    from jsonschema.protocols import Validator
 
 MAX_VALIDATED_DEPTH = 64
 """A schema whose JSON nests deeper than this is not compiled into a validator: checking it against the
@@ -67,6 +67,8 @@ def compile_validator(schema: Mapping[str, Any]) -> tuple[Validator | None, str 
 
 @functools.lru_cache(maxsize=_CACHED)
 def _compiled(text: str) -> tuple[Validator | None, str | None]:
+    import jsonschema
+
     schema = json.loads(text)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
@@ -159,6 +161,8 @@ _ADDED_FORMATS: dict[str, Callable[[str], bool]] = {
 @functools.cache
 def _format_checker(cls: type[Validator]) -> jsonschema.FormatChecker:
     """The draft's own format checker, with :data:`_ADDED_FORMATS` for those it does not check."""
+    import jsonschema
+
     checker = jsonschema.FormatChecker(formats=())
     checker.checkers = dict(cls.FORMAT_CHECKER.checkers)
     for name, check in _ADDED_FORMATS.items():
@@ -178,6 +182,8 @@ def _strings_only(check: Callable[[str], bool]) -> Callable[[object], bool]:
 
 def schema_errors(validator: Validator, arguments: Mapping[str, Any]) -> list[str]:
     """Every schema violation of ``arguments``, as ``path: message`` lines in document order."""
+    import referencing.exceptions  # loaded with jsonschema, which the validator comes from
+
     try:
         errors = sorted(validator.iter_errors(arguments), key=lambda error: list(map(str, error.path)))
     except referencing.exceptions.Unresolvable as exc:

@@ -9,6 +9,7 @@ the :class:`RunSession` it yields instead of wiring its own.
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -251,6 +252,9 @@ async def _mcp_servers(
     if not config.mcp.servers:  # no server: skip loading the MCP SDK
         yield McpRegistry(**config.mcp.registry_kwargs())
         return
+    # The MCP SDK takes about a second of CPU to import (its types are hundreds of pydantic models):
+    # imported on a thread, it leaves the event loop free (the app keeps drawing and taking keys).
+    await asyncio.to_thread(importlib.import_module, "ditto_tui.interaction.mcp.connect")
     from ditto_tui.interaction import open_mcp_servers
     from ditto_tui.interaction.mcp.connect import AUTO_RECONNECT_DELAYS
     from ditto_tui.interaction.mcp.oauth import default_token_dir, refuse_sign_in

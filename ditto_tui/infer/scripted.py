@@ -33,7 +33,7 @@ import pydantic
 import yaml
 from pydantic import Field
 
-from ditto_tui.config import ConfigModel
+from ditto_tui.config import ConfigModel, SafeYamlLoader
 from ditto_tui.contracts import (
     ContentField,
     JsonObjectField,
@@ -205,7 +205,7 @@ def load_scripted_provider(path: str | os.PathLike[str]) -> ScriptedProvider:
     """A scripted provider from a YAML file (see the module docstring for the format)."""
     file = Path(path)
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = yaml.load(file.read_text(encoding="utf-8"), Loader=SafeYamlLoader)
     except (OSError, UnicodeDecodeError) as exc:
         if isinstance(exc, OSError):
             reason = (exc.strerror or "it cannot be opened").lower()

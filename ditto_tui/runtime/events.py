@@ -39,7 +39,7 @@ _DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
 class ExecutionEvent(BaseModel):
     """Fields every event carries: its kind, the run it belongs to, its place and time."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     kind: str = Field(description="What happened, e.g. ``node_started``.")
     run_id: str = Field(description="The run this event belongs to.")
@@ -70,7 +70,7 @@ class ExecutionEvent(BaseModel):
 class NodeInfo(BaseModel):
     """One node of a plan as the run announces it: id, node type and dependencies."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
     type: str
@@ -160,7 +160,7 @@ class ApprovalRequested(ExecutionEvent):
 class RuleRef(BaseModel):
     """An approval rule as a decision names it: its label and where it was written."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     rule: str = Field(description="The rule as the approval view shows it, e.g. ``tool:write_* → ask``.")
     file: str | None = Field(default=None, description="The file it was written in (None: built in code).")
@@ -234,7 +234,7 @@ class BreakpointResolved(ExecutionEvent):
 class FlaggedSpan(BaseModel):
     """A span of a result's review text that looks like an instruction to a model."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     start: int = Field(description="Where the span starts in the review text (characters).")
     end: int = Field(description="Where it ends (exclusive).")

@@ -32,10 +32,7 @@ from ditto_tui.tui.heap import IdleCollector
 from ditto_tui.tui.keys import KeyGuard
 from ditto_tui.tui.notify import Notifier
 from ditto_tui.tui.screens.confirm import ConfirmModal
-from ditto_tui.tui.screens.mcp import McpScreen
-from ditto_tui.tui.screens.mcp_session import McpSessionScreen
 from ditto_tui.tui.screens.run import RunScreen
-from ditto_tui.tui.screens.tools import ToolsScreen
 from ditto_tui.tui.widgets.inline import visible
 from ditto_tui.tui.widgets.pending import APPROVALS_KEY
 from ditto_tui.tui.widgets.status import MODE_KEY
@@ -109,11 +106,20 @@ class DittoApp(Guarded, App[None]):
             screens["run"] = partial(RunScreen, self.bridge)
         spec = self.bridge.spec
         tools = tuple(spec.program.tools) if spec.program is not None else ()
-        screens["mcp"] = partial(McpSessionScreen, self.bridge)
-        screens["tools"] = partial(
-            ToolsScreen.for_session, spec.config, spec.workspace, tools, self.bridge.grants()
-        )
+        screens["mcp"] = self._mcp_screen
+        screens["tools"] = partial(self._tools_screen, tools)
         return screens
+
+    def _mcp_screen(self) -> Screen[Any]:
+        from ditto_tui.tui.screens.mcp_session import McpSessionScreen  # loaded when first shown
+
+        return McpSessionScreen(self.bridge)
+
+    def _tools_screen(self, tools: tuple[Any, ...]) -> Screen[Any]:
+        from ditto_tui.tui.screens.tools import ToolsScreen  # loaded when first shown
+
+        spec = self.bridge.spec
+        return ToolsScreen.for_session(spec.config, spec.workspace, tools, self.bridge.grants())
 
     def on_mount(self) -> None:
         self.bridge.connect(events=self, approvals=self)
@@ -286,7 +292,9 @@ class DittoApp(Guarded, App[None]):
 
     def action_help(self) -> None:
         """Show every key binding and what each screen does."""
-        from ditto_tui.tui.screens.help import HelpScreen  # its form widget loads jsonschema: not at start-up
+        from ditto_tui.tui.screens.help import HelpScreen  # it loads every screen: not at start-up
+        from ditto_tui.tui.screens.mcp import McpScreen
+        from ditto_tui.tui.screens.tools import ToolsScreen
 
         self.push_screen(HelpScreen([RunScreen, McpScreen, ToolsScreen]))
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
-from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import events
 from textual.actions import SkipAction
@@ -173,6 +172,8 @@ class MarkdownText(Static):
 
     def show(self, source: str) -> None:
         """Show ``source`` (already marked) instead."""
+        from rich.markdown import Markdown as RichMarkdown  # markdown-it and Pygments: loaded when first used
+
         self.source = source
         self.document = RichMarkdown(source, hyperlinks=False, code_theme="ansi_dark")
         self.update(self.document if source else "")
