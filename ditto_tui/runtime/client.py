@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import itertools
@@ -73,6 +74,11 @@ class _Route:
     semaphore: asyncio.Semaphore | None
     output: pydantic.TypeAdapter[Any] | None = None
     """The node type's declared output type, for checking an output given at a breakpoint."""
+
+
+def _identity(node_id: str, node_type: str, execution_id: str, iteration: int | None) -> dict[str, Any]:
+    """The fields every event of one node call carries."""
+    return {"node_id": node_id, "node_type": node_type, "execution_id": execution_id, "iteration": iteration}
 
 
 class _RunFailed(Exception):
@@ -373,27 +379,35 @@ class Runtime:
         self._inflight += 1
         self._signals[execution_id] = signal
         try:
-            if timeout is None:
-                return await self._guarded(route, input, context, entry)
-            async with asyncio.timeout(timeout):
-                return await self._guarded(route, input, context, entry)
+            # Worker concurrency bounds entry calls only (the seed): a nested call waiting for a slot its
+            # own caller holds would deadlock a worker with concurrency=1.
+            if timeout is None and (route.semaphore is None or not entry):
+                return await route.handler(input, context)  # the common case, with no frame between
+            return await self._bounded(route, input, context, entry, timeout)
+        except asyncio.CancelledError:
+            signal.cancel()
+            raise
         finally:
             del self._signals[execution_id]
             self._inflight -= 1
             if self._inflight == 0 and self._idle is not None:
                 self._idle.set()
 
-    async def _guarded(self, route: _Route, input: Any, context: WorkerContext, entry: bool) -> Any:
-        # Worker concurrency bounds entry calls only (the seed): a nested call waiting for a slot its
-        # own caller holds would deadlock a worker with concurrency=1.
-        try:
-            if route.semaphore is None or not entry:
-                return await route.handler(input, context)
-            async with route.semaphore:
-                return await route.handler(input, context)
-        except asyncio.CancelledError:
-            context.signal.cancel()
-            raise
+    @staticmethod
+    async def _bounded(
+        route: _Route, input: Any, context: WorkerContext, entry: bool, timeout: float | None
+    ) -> Any:
+        """The handler's call within ``timeout`` seconds, holding a worker slot if it is an entry call; the
+        call's signal is cancelled with it when it times out."""
+        async with contextlib.nullcontext() if timeout is None else asyncio.timeout(timeout):
+            try:
+                if route.semaphore is None or not entry:
+                    return await route.handler(input, context)
+                async with route.semaphore:
+                    return await route.handler(input, context)
+            except asyncio.CancelledError:
+                context.signal.cancel()
+                raise
 
     def create_context(
         self, *, node_type: str = "APP.CALL", signal: CancelSignal | None = None
@@ -712,33 +726,6 @@ class Runtime:
                 message = f"failed: {_describe(error)}"
             raise GraphExecutionError(f"node {node.id!r} ({node.type}) {message}", node_id=node.id) from error
 
-    async def _run_node(
-        self,
-        plan_input: Any,
-        node: GraphNode,
-        outputs: Mapping[str, Any],
-        run_id: str,
-        iteration: int | None,
-        signal: CancelSignal | None,
-        pauses: _Pauses | None = None,
-    ) -> Any:
-        deps_outputs = {dep: outputs[dep] for dep in node.deps}
-        try:
-            return await self._traced(
-                node,
-                plan_input,
-                deps_outputs,
-                run_id=run_id,
-                iteration=iteration,
-                signal=signal,
-                timeout=None,
-                pauses=pauses,
-            )
-        except RunAbortedError:
-            raise
-        except Exception as exc:
-            raise _RunFailed(node, exc) from exc
-
     async def _traced(
         self,
         node: GraphNode,
@@ -758,12 +745,7 @@ class Runtime:
         execution_id = self._new_id("exec")
         observed = bool(self._subscribers)
         started = time.perf_counter()
-        identity = {
-            "node_id": node_id,
-            "node_type": node_type,
-            "execution_id": execution_id,
-            "iteration": iteration,
-        }
+        identity: dict[str, Any] = {}
         try:
             node_input = node.bind(raw_input, deps_outputs)
             runs, value = True, node_input
@@ -772,6 +754,7 @@ class Runtime:
                 observed = bool(self._subscribers)
                 node_input = value if runs else node_input
             if observed:
+                identity = _identity(node_id, node_type, execution_id, iteration)
                 self._emit("node_started", run_id, {**identity, "input": node_input})
             if runs:
                 value = await self._call(
@@ -793,7 +776,7 @@ class Runtime:
                     "node_failed",
                     run_id,
                     {
-                        **identity,
+                        **(identity or _identity(node_id, node_type, execution_id, iteration)),
                         "duration_ms": (time.perf_counter() - started) * 1000,
                         "error_type": type(exc).__name__,
                         "error": self._public(exc),
@@ -806,7 +789,7 @@ class Runtime:
                 "node_finished",
                 run_id,
                 {
-                    **identity,
+                    **(identity or _identity(node_id, node_type, execution_id, iteration)),
                     "duration_ms": (time.perf_counter() - started) * 1000,
                     "output": output,
                 },
@@ -850,6 +833,7 @@ class _Scheduler:
     """Runs one graph: starts every node whose dependencies are done, concurrently when several are."""
 
     __slots__ = (
+        "_done",
         "_input",
         "_iteration",
         "_missing",
@@ -858,6 +842,7 @@ class _Scheduler:
         "_run_id",
         "_runtime",
         "_signal",
+        "_waiter",
         "outputs",
     )
 
@@ -880,11 +865,27 @@ class _Scheduler:
         self._signal = signal
         self._missing = {node.id: len(node.deps) for node in plan.nodes.values()}
         self.outputs: dict[str, Any] = {}
+        self._done: list[asyncio.Task[Any]] = []
+        """Node tasks finished since the scheduler last looked, in the order they finished."""
+        self._waiter: asyncio.Future[None] | None = None
 
     def _start(self, node: GraphNode) -> Any:
-        return self._runtime._run_node(
-            self._input, node, self.outputs, self._run_id, self._iteration, self._signal, self._pauses
+        outputs = self.outputs
+        return self._runtime._traced(
+            node,
+            self._input,
+            {dep: outputs[dep] for dep in node.deps},
+            run_id=self._run_id,
+            iteration=self._iteration,
+            signal=self._signal,
+            timeout=None,
+            pauses=self._pauses,
         )
+
+    @staticmethod
+    def _failed(node: GraphNode, error: Exception) -> Exception:
+        """What a node's failure ends the run with: an abort at a breakpoint as it is, else the node's."""
+        return error if isinstance(error, RunAbortedError) else _RunFailed(node, error)
 
     def _complete(self, node_id: str, output: Any, ready: list[GraphNode]) -> None:
         self.outputs[node_id] = output
@@ -901,20 +902,45 @@ class _Scheduler:
             while ready or running:
                 if not running and len(ready) == 1:
                     node = ready.pop()
-                    self._complete(node.id, await self._start(node), ready)
+                    try:
+                        output = await self._start(node)
+                    except Exception as exc:
+                        raise self._failed(node, exc) from exc
+                    self._complete(node.id, output, ready)
                     continue
+                loop = asyncio.get_running_loop()
                 for node in ready:
-                    running[asyncio.ensure_future(self._start(node))] = node
+                    task = loop.create_task(self._start(node))
+                    task.add_done_callback(self._finished)
+                    running[task] = node
                 ready.clear()
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                if not self._done:
+                    self._waiter = loop.create_future()
+                    try:
+                        await self._waiter
+                    finally:
+                        self._waiter = None
+                done, self._done = self._done, []
                 for task in done:
                     node = running.pop(task)
-                    self._complete(node.id, task.result(), ready)
+                    try:
+                        output = task.result()
+                    except Exception as exc:
+                        raise self._failed(node, exc) from exc
+                    self._complete(node.id, output, ready)
         except BaseException as exc:
             await self._stop(running)
             self._skip_unstarted(exc)
             raise
         return self.outputs
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        """A node task's done callback: wake :meth:`run` (one callback per task, where ``asyncio.wait``
+        would add one to every running task each time it is called)."""
+        self._done.append(task)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def _stop(self, running: dict[asyncio.Task[Any], GraphNode]) -> None:
         for task in running:
