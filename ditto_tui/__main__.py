@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ditto_tui import durable_cli, grants_cli, project, runs_cli, trust_cli
+from ditto_tui import durable_cli, grants_cli, project, runs_cli, serve, trust_cli
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.headless import run_headless
@@ -162,6 +162,7 @@ APPLIES: dict[str | None, frozenset[str]] = {
     "untrust": frozenset(),
     "init": frozenset(),
     "grants": frozenset({"workspace"}),
+    "serve": frozenset({"config", "policy", "workspace"}),
 }
 """The global options each command takes (a nested command as ``"mcp import"``); any other one given is an
 error, never silently dropped."""
@@ -210,6 +211,7 @@ def _parser() -> argparse.ArgumentParser:
     trust_cli.add_commands(commands)
     project.add_command(commands)
     grants_cli.add_command(commands)
+    serve.add_command(commands)
     for command in _commands_below(parser):
         _add_options(command, after_command=True)
     return parser
@@ -332,6 +334,10 @@ def _noticed_command(args: argparse.Namespace, workspace: Path) -> int | None:
     another command."""
     if args.command == "policy" and args.policy_command == "lint":
         return _policy_lint(args, workspace)
+    if args.command == "serve":
+        if not args.stop:
+            _config(args.config, workspace, args.policy)  # a config error is said here, not in each tab
+        return serve.serve_command(args, _app_argv(args, workspace), sys.stdout)
     if args.command == "server":
         return durable_cli.run_command(args, RuntimeConfig())
     if args.command in durable_cli.COMMANDS - {"worker"}:
@@ -352,6 +358,16 @@ async def _durable_program(
     if args.command == "worker":
         return await durable_cli.run_worker(program, config, workspace)
     return await durable_cli.start_detached(program, config, sys.stdout)
+
+
+def _app_argv(args: argparse.Namespace, workspace: Path) -> list[str]:
+    """The options that open the app on the same workspace, config and policy (each tab of ``serve``)."""
+    argv = ["--workspace", str(workspace)]
+    if args.config is not None:
+        argv += ["--config", str(Path(args.config).resolve())]
+    if args.policy is not None:
+        argv += ["--policy", str(Path(args.policy).resolve())]
+    return argv
 
 
 def _config(path: str | None, workspace: Path, policy: str | None = None) -> RuntimeConfig:

@@ -39,7 +39,7 @@ LEGACY_TRUST = "trusted-workspaces.json"
 MIGRATED_SUFFIX = ".migrated"
 BUSY_TIMEOUT_MS = 10_000
 """How long a change waits for another process's change to end before it fails."""
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _LEGACY_LIMIT = 16 * 1024 * 1024
 _RETRY_SECONDS = 0.01
 _SCHEMA = (
@@ -69,6 +69,13 @@ _SCHEMA = (
         id INTEGER PRIMARY KEY CHECK (id = 1),
         address TEXT NOT NULL,
         ui TEXT,
+        pid INTEGER NOT NULL,
+        process_started TEXT,
+        started_at REAL NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS web_server (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        origin TEXT NOT NULL,
         pid INTEGER NOT NULL,
         process_started TEXT,
         started_at REAL NOT NULL
