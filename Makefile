@@ -19,7 +19,7 @@ NPM_STAMP := node_modules/.installed
 # Tests start `ditto-tui` and the reference MCP servers as subprocesses: put both on PATH.
 TEST_PATH := $(CURDIR)/$(BIN):$(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: help run test lint bench fuzz bytecode
+.PHONY: help run test lint bench fuzz bytecode chromium
 
 help:
 	@echo "make run    start ditto-tui (creates .venv on first use)"
@@ -66,7 +66,19 @@ lint: $(DEV_STAMP)
 # `python -m pytest` puts the repository root on sys.path, so tests can import `examples` and
 # `benchmarks`. pytest exits 5 when it collected nothing; that is a failure here, and says so.
 # Two workers, each taking whole files (module-scoped servers stay in one process).
-test: lint $(NPM_STAMP) bytecode
+# The browser tests drive Debian's Chromium with Playwright (which never downloads a browser of its own).
+chromium:
+	@command -v chromium > /dev/null || command -v chromium-browser > /dev/null || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get > /dev/null; then \
+			export DEBIAN_FRONTEND=noninteractive; \
+			apt-get install -y -q chromium > /dev/null 2>&1 || \
+				{ apt-get update -q > /dev/null && apt-get install -y -q chromium > /dev/null; }; \
+		else \
+			echo "make test: Chromium is missing: install it (sudo apt-get install chromium) and run make test again" >&2; \
+			exit 1; \
+		fi; }
+
+test: lint $(NPM_STAMP) bytecode chromium
 	PATH="$(TEST_PATH)" $(PY) -m pytest -n 2 --dist loadfile || { rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; exit $$rc; }
 
