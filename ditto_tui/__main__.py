@@ -335,9 +335,9 @@ def _noticed_command(args: argparse.Namespace, workspace: Path) -> int | None:
     if args.command == "policy" and args.policy_command == "lint":
         return _policy_lint(args, workspace)
     if args.command == "serve":
-        if not args.stop:
-            _config(args.config, workspace, args.policy)  # a config error is said here, not in each tab
-        return serve.serve_command(args, _app_argv(args, workspace), sys.stdout)
+        # the config is read here: an error in it is said once, not in each tab
+        runs = None if args.stop else _config(args.config, workspace, args.policy).runs.model_dump()
+        return serve.serve_command(args, workspace, _app_argv(args, workspace), sys.stdout, runs)
     if args.command == "server":
         return durable_cli.run_command(args, RuntimeConfig())
     if args.command in durable_cli.COMMANDS - {"worker"}:

@@ -37,7 +37,7 @@ import socket
 import ssl
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -50,6 +50,9 @@ from ditto_tui.supervise.journal._process import process_alive, process_started
 if TYPE_CHECKING:
     from aiohttp import web
 
+DECIDE_PREFIX = "/decide/"
+MAX_REASON = 2000
+ANNOUNCE_SECONDS = 1.0
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 COOKIE = "ditto_tui_session"
@@ -104,6 +107,8 @@ class Door:
             return page(403, "Refused", "A page of another site cannot use ditto-tui.")
         if request.path == "/ws" and origin is None:
             return page(403, "Refused", "The app's connection must come from its own page.")
+        if request.path.startswith(DECIDE_PREFIX):
+            return None  # a decision page: its link's signature is checked by the page itself
         given = request.query.get("token")
         if given is not None and request.path == "/":
             if not self._matches(given):
@@ -180,9 +185,10 @@ def _server_class() -> type[Any]:
     from textual_serve.server import Server
 
     class DoorServer(Server):
-        def __init__(self, command: str, door: Door) -> None:
+        def __init__(self, command: str, door: Door, decisions: Decisions | None) -> None:
             super().__init__(command, title="ditto-tui", public_url=door.origin, templates_path=TEMPLATES)
             self.door = door
+            self.decisions = decisions
 
         def initialize_logging(self) -> None:
             """Into ``serve.log`` in the state directory, never on the terminal."""
@@ -205,12 +211,15 @@ def _server_class() -> type[Any]:
                     )
                     return refused
                 response = await handler(request)
-                if not response.prepared:
-                    response.headers.update(HEADERS)
-                    response.headers["Content-Security-Policy"] = _policy(door)
+                if not response.prepared:  # the page's own choices stand, the rest are the defaults
+                    for name, value in {**HEADERS, "Content-Security-Policy": _policy(door)}.items():
+                        response.headers.setdefault(name, value)
                 return response
 
             app.middlewares.append(guarded)
+            if self.decisions is not None:
+                app.router.add_get(DECIDE_PREFIX + "{request_id}", self.decisions.show)
+                app.router.add_post(DECIDE_PREFIX + "{request_id}", self.decisions.answer)
             return app
 
     return DoorServer
@@ -233,8 +242,10 @@ async def serve(
     context: ssl.SSLContext | None,
     announce: Callable[[Door], None],
     stopping: asyncio.Event | None = None,
+    decisions: Decisions | None = None,
 ) -> None:
-    """Serve ``command`` at ``host:port`` (0: a free port) until ``stopping`` is set or SIGTERM/SIGINT."""
+    """Serve ``command`` at ``host:port`` (0: a free port) until ``stopping`` is set or SIGTERM/SIGINT;
+    with ``decisions``, each waiting request's decision link too, printed as it is asked."""
     from aiohttp import web
 
     listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
@@ -247,7 +258,7 @@ async def serve(
     bound = listener.getsockname()[1]
     name = f"[{host}]" if ":" in host else host
     door = Door(token=secrets.token_urlsafe(32), origin=f"{'https' if context else 'http'}://{name}:{bound}")
-    server = _server_class()(command, door)
+    server = _server_class()(command, door, decisions)
     runner = web.AppRunner(await server._make_app(), handle_signals=False, access_log=None)
     await runner.setup()
     stopping = stopping or asyncio.Event()
@@ -258,12 +269,230 @@ async def serve(
         await web.SockSite(runner, listener, ssl_context=context).start()
         _record(door.origin)
         announce(door)
+        following = None if decisions is None else asyncio.ensure_future(decisions.follow(door.origin))
         await stopping.wait()
+        if following is not None:
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
         _forget(os.getpid())
         await runner.cleanup()
+
+
+# --- decision links ---------------------------------------------------------------------------------
+
+PAGE_STYLE = (
+    "body{font-family:system-ui,sans-serif;margin:0 auto;padding:1rem;max-width:42rem;line-height:1.4}"
+    "pre{white-space:pre-wrap;word-break:break-all;background:#f2f2f2;padding:.6rem;font-size:.85rem}"
+    ".warn{background:#fde7e7;border-left:4px solid #c00;padding:.5rem}.claim{color:#555}"
+    ".add{color:#075e00}.del{color:#a00000}.hunk{color:#00588a}"
+    "button{font-size:1.1rem;padding:.8rem 1.2rem;margin:.3rem .3rem .3rem 0;width:100%}"
+    "textarea{width:100%;font-size:1rem;box-sizing:border-box}dt{font-weight:bold}dd{margin:0 0 .4rem 0}"
+)
+"""The decision page's only style: readable on a phone, no script, nothing fetched."""
+
+
+def _inert(text: str) -> str:
+    """Untrusted text for a page: control and invisible characters made visible, then HTML-escaped."""
+    from ditto_tui.sanitize import escape_unprintable
+
+    return html.escape(escape_unprintable(text))
+
+
+def _document(title: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>ditto-tui: {html.escape(title)}</title><style>{PAGE_STYLE}</style></head>"
+        f"<body>{body}</body></html>"
+    )
+
+
+def _moment(at: float | None) -> str:
+    return "never" if at is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+
+
+def request_page(pending: Any, action: str, diff: str | None = None) -> str:
+    """The page of one waiting tool call: what the approval view shows, as inert text (``diff``: its
+    :func:`write_diff` section), and the form."""
+    import json
+
+    request = pending.request
+    tool = _inert(request.tool)
+    facts = [
+        ("Run", _inert(str(pending.run_id))),
+        ("Asked", _moment(pending.created_at)),
+        ("Expires", _moment(pending.expires_at)),
+    ]
+    if request.server:
+        facts.insert(0, ("MCP server", _inert(request.server)))
+    if request.title:
+        facts.append(("Title (the server's claim)", _inert(request.title)))
+    if request.rule:
+        facts.append(("Asked by the rule", _inert(request.rule)))
+    parts = [f"<h1>Approve {tool}?</h1>"]
+    if request.protected:
+        parts.append(
+            "<p class='warn'>This call writes ditto-tui's own control files: "
+            f"{_inert(', '.join(request.protected))}. It changes what ditto-tui itself runs.</p>"
+        )
+    parts.append("<dl>" + "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in facts) + "</dl>")
+    if request.effects:
+        parts.append(f"<p>Effects: {_inert(', '.join(request.effects))}</p>")
+    if request.annotations:
+        hints = json.dumps(dict(request.annotations), ensure_ascii=False, sort_keys=True)
+        parts.append(f"<p class='claim'>The server's hints (claims, not checked): {_inert(hints)}</p>")
+    if request.proposal:
+        parts.append(f"<p class='claim'>The agent says: {_inert(request.proposal)}</p>")
+    arguments = json.dumps(dict(request.arguments), ensure_ascii=False, indent=2, sort_keys=True)
+    shown = "\n".join(_inert(line) for line in arguments.split("\n"))  # JSON's own line breaks stay
+    if diff is not None:
+        parts.append(diff)
+    parts.append(f"<h2>Arguments</h2><pre>{shown}</pre>")
+    parts.append(
+        f"<form method='post' action='{html.escape(action)}'>"
+        "<button name='decision' value='approve'>Approve once</button>"
+        "<button name='decision' value='deny'>Deny</button>"
+        f"<p><label for='reason'>Reason (with Deny)</label><br>"
+        f"<textarea id='reason' name='reason' rows='3' maxlength='{MAX_REASON}'></textarea></p>"
+        "<button name='decision' value='deny_with_reason'>Deny with this reason</button>"
+        "</form>"
+    )
+    return _document(f"approve {request.tool}", "".join(parts))
+
+
+MAX_DIFFED = 1024 * 1024
+"""The largest current file a decision page diffs against (bytes)."""
+
+
+def write_diff(workspace: Path, request: Any) -> str | None:
+    """The diff section of a tool call that replaces a workspace file (the approval view's diff): the
+    current file, read only inside the workspace and never through a link out of it, against the new
+    text; every line inert. None for a call that writes no file (or an MCP call: its server decides)."""
+    import difflib
+
+    from ditto_tui.supervise.writes import file_write
+
+    write = None if request.server is not None else file_write(tuple(request.effects), request.arguments)
+    if write is None:
+        return None
+    root = workspace.resolve()
+    target = (root / write.path).resolve()
+    if not target.is_relative_to(root):
+        return f"<h2>Diff</h2><p>{_inert(write.path)} does not map to a file of the workspace.</p>"
+    current = ""
+    heading = f"{write.path} does not exist yet: the whole file is new"
+    if target.is_file():
+        if target.stat().st_size > MAX_DIFFED:
+            return f"<h2>Diff</h2><p>{_inert(write.path)} is too large to diff here.</p>"
+        current = target.read_text(encoding="utf-8", errors="replace")
+        heading = f"Diff against the current {write.path}"
+    lines = difflib.unified_diff(
+        current.splitlines(), write.text.splitlines(), f"a/{write.path}", f"b/{write.path}", lineterm=""
+    )
+    styled = "\n".join(
+        f"<span class='{_DIFF_CLASS.get(line[:1], '')}'>{_inert(line)}</span>" for line in lines
+    )
+    return f"<h2>Diff</h2><p>{_inert(heading)}</p><pre>{styled or 'No change.'}</pre>"
+
+
+_DIFF_CLASS = {"+": "add", "-": "del", "@": "hunk"}
+
+
+class Decisions:
+    """The decision pages of a durable run host's waiting requests, and the links printed for them."""
+
+    def __init__(self, host: Any, key: bytes, out: TextIO, workspace: Path) -> None:
+        from ditto_tui.links import link_key
+
+        self.workspace = workspace
+        self.host = host
+        self.key = link_key(key)
+        self.out = out
+        self._announced: set[str] = set()
+
+    def path(self, pending: Any) -> str:
+        from ditto_tui.links import decision_path
+
+        return decision_path(self.key, pending.request_id, pending.expires_at)
+
+    async def follow(self, origin: str) -> None:
+        """Print the decision link of each tool call that starts waiting, once, while the server runs."""
+        from ditto_tui.sanitize import escape_unprintable
+
+        while True:
+            try:
+                waiting = await self.host.pending()
+            except Exception as exc:  # the run host is unreachable for a moment: try again
+                logging.getLogger("ditto_tui.serve").info("listing waiting requests failed: %s", exc)
+                waiting = []
+            for pending in waiting:
+                if pending.request_id in self._announced or pending.kind != "tool_call":
+                    continue
+                self._announced.add(pending.request_id)
+                summary = escape_unprintable(pending.summary)
+                print(f"waiting: {summary}: {origin}{self.path(pending)}", file=self.out, flush=True)
+            await asyncio.sleep(ANNOUNCE_SECONDS)
+
+    async def _checked(self, request: web.Request) -> tuple[Any, web.Response | None]:
+        """The waiting tool call a link names, or the page refusing the link."""
+        from ditto_tui.links import check
+
+        request_id = request.match_info["request_id"]
+        verdict = check(self.key, request_id, request.query.get("exp"), request.query.get("sig"))
+        if not verdict.ok:
+            return None, page(verdict.status, "Link refused", verdict.reason)
+        found = next((p for p in await self.host.pending() if p.request_id == request_id), None)
+        if found is None:
+            return None, page(410, "Nothing to decide", "This request was answered already, or its run ended")
+        if found.kind != "tool_call":
+            return None, page(409, "Not here", "Answer this request in the app or with `ditto-tui decide`.")
+        return found, None
+
+    async def show(self, request: web.Request) -> web.Response:
+        """``GET /decide/ID``: the request, as the approval view shows it, with the form."""
+        from aiohttp import web
+
+        found, refused = await self._checked(request)
+        if refused is not None:
+            return refused
+        action = request.path_qs
+        # same-origin, not no-referrer: under no-referrer a browser sends the form's POST with Origin null
+        headers = {**HEADERS, "Referrer-Policy": "same-origin"}
+        shown = request_page(found, action, write_diff(self.workspace, found.request))
+        return web.Response(text=shown, content_type="text/html", headers=headers)
+
+    async def answer(self, request: web.Request) -> web.Response:
+        """``POST /decide/ID``: the person's answer, through ``RunHost.decide`` as a human's."""
+        from ditto_tui.runs import DecisionRejected
+        from ditto_tui.supervise.requests import ApprovalDecision
+
+        found, refused = await self._checked(request)
+        if refused is not None:
+            return refused
+        form = await request.post()
+        choice = str(form.get("decision", ""))
+        reason = str(form.get("reason", ""))[:MAX_REASON].strip() or None
+        if choice not in ("approve", "deny", "deny_with_reason"):
+            return page(400, "No decision", "Choose Approve or Deny.")
+        if choice == "deny_with_reason" and reason is None:
+            return page(400, "No reason", "Write the reason, then choose Deny with this reason.")
+        if choice == "approve":
+            decision = ApprovalDecision(kind="approve")
+        else:
+            decision = ApprovalDecision(kind="deny", reason=reason)
+        try:
+            resolution = await self.host.decide(found.request_id, decision, decided_by="human")
+        except DecisionRejected as exc:
+            return page(409, "Not applied", f"The decision was not applied: {exc.reason}")
+        said = "Approved" if choice == "approve" else "Denied"
+        later = " No worker is running now: it is applied when one is back." if resolution.queued else ""
+        from ditto_tui.sanitize import escape_unprintable
+
+        summary = escape_unprintable(f"{found.summary} (run {resolution.run_id})")
+        return page(200, said, f"{said}: {summary}.{later}")
 
 
 # --- where it runs --------------------------------------------------------------------------------
@@ -344,8 +573,16 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     parser.add_argument("--stop", action="store_true", help="stop the running ditto-tui serve")
 
 
-def serve_command(args: argparse.Namespace, app_argv: Sequence[str], out: TextIO) -> int:
-    """Run ``ditto-tui serve`` as ``args`` say; ``app_argv``: the options each tab's app starts with."""
+def serve_command(
+    args: argparse.Namespace,
+    workspace: Path,
+    app_argv: Sequence[str],
+    out: TextIO,
+    runs: Mapping[str, Any] | None = None,
+) -> int:
+    """Run ``ditto-tui serve`` as ``args`` say, on ``workspace``; ``app_argv``: the options each tab's
+    app starts with; ``runs``: the config's ``runs:`` section (on a durable host, waiting requests get
+    decision links)."""
     if args.stop:
         found = stop()
         print("ditto-tui serve: stopped" if found else "ditto-tui serve: not running", file=out)
@@ -373,5 +610,11 @@ def serve_command(args: argparse.Namespace, app_argv: Sequence[str], out: TextIO
         print(f"ditto-tui serve: open {door.url()}", file=out, flush=True)
         print("Ctrl+C here, or `ditto-tui serve --stop`, stops it.", file=out, flush=True)
 
-    asyncio.run(serve(app_command(app_argv), args.host, args.port, context, announce))
+    decisions = None
+    if runs is not None and runs.get("host", "embedded") != "embedded":
+        from ditto_tui.runs import open_durable_run_host
+        from ditto_tui.runs.temporal.codec import load_key
+
+        decisions = Decisions(open_durable_run_host(runs), load_key(), out, workspace)
+    asyncio.run(serve(app_command(app_argv), args.host, args.port, context, announce, decisions=decisions))
     return 0

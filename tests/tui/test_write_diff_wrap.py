@@ -7,7 +7,8 @@ import io
 
 from rich.console import Console
 
-from ditto_tui.tui.widgets.diff import CONTINUED, FileWrite, write_diff
+from ditto_tui.supervise.writes import FileWrite
+from ditto_tui.tui.widgets.diff import CONTINUED, write_diff
 
 OLD = "# ditto.yaml for this folder, written by init: edit it so that this file is used.\nkeep\n"
 NEW = "# ditto.yaml for this folder, written by init; the rules below are what make it used.\nkeep\n"

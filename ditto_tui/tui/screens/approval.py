@@ -18,10 +18,11 @@ from ditto_tui.errors import ValidationError
 from ditto_tui.runtime.client import short_run_id
 from ditto_tui.supervise import ApprovalDecision, ApprovalRequest
 from ditto_tui.supervise.protected import protected_notice
+from ditto_tui.supervise.writes import FileWrite, file_write, mcp_file_write
 from ditto_tui.tui import clock
 from ditto_tui.tui.screens.decision_modal import ARM_SECONDS, SHARED_CSS, DecisionModal
 from ditto_tui.tui.text import render_untrusted, untrusted_json
-from ditto_tui.tui.widgets.diff import FileWrite, file_write, mcp_file_write, write_diff
+from ditto_tui.tui.widgets.diff import write_diff
 from ditto_tui.tui.widgets.hints import hint_line, risk_of
 from ditto_tui.tui.widgets.inline import one_line
 

@@ -1,11 +1,12 @@
-"""A file write shown as a unified diff against the file as it is now, read through the sandbox."""
+"""A file write shown as a unified diff against the file as it is now, read through the sandbox.
+
+Which file a call writes (:class:`FileWrite`) is worked out in :mod:`ditto_tui.supervise.writes`, for
+every front end; here it is drawn."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -14,6 +15,7 @@ from rich.text import Text
 
 from ditto_tui.errors import DittoError
 from ditto_tui.sanitize import sanitize_public_message
+from ditto_tui.supervise.writes import FileWrite
 from ditto_tui.tui.text import render_untrusted
 from ditto_tui.tui.widgets.inline import one_line
 
@@ -58,25 +60,6 @@ class DiffText:
         return Measurement(min(4, widest), widest)
 
 
-_TEXT_FIELDS = ("text", "content")
-_PATH_FIELDS = ("path", "file", "filename", "file_path", "name")
-
-
-@dataclass(frozen=True, kw_only=True)
-class FileWrite:
-    """A call that replaces a file: the path it names, the whole new text, and the workspace files
-    that path may be (``targets``, most likely first; for a local tool just ``path``).
-
-    ``guessed`` marks an MCP call, whose server decides where it really writes: the diff is a best guess
-    from the argument names.
-    """
-
-    path: str
-    text: str
-    targets: tuple[str, ...] = ()
-    guessed: bool = False
-
-
 def _chop(text: Text, width: int) -> list[Text]:
     """``text`` cut into pieces at most ``width`` cells wide, every character kept (a wrap by words
     would drop the spaces where it breaks, and a diff must show them)."""
@@ -88,32 +71,6 @@ def _chop(text: Text, width: int) -> list[Text]:
             used = 0
         used += cells
     return list(text.divide(offsets))
-
-
-def file_write(effects: tuple[str, ...], arguments: Mapping[str, Any]) -> FileWrite | None:
-    """The file a call writes, when it declares the ``write`` effect and has ``path`` and ``text``."""
-    path = arguments.get("path")
-    text = _first_string(arguments, _TEXT_FIELDS)
-    if "write" not in effects or not isinstance(path, str) or text is None:
-        return None
-    return FileWrite(path=path, text=text, targets=(path,))
-
-
-def mcp_file_write(annotations: Mapping[str, Any] | None, arguments: Mapping[str, Any]) -> FileWrite | None:
-    """The file an MCP call likely writes: a tool the server does not call read-only, with a string
-    argument named like a path (``path``, ``file``, ``filename``, ``file_path``, ``name``) and one with
-    the text (``text``, ``content``). ``targets`` are left for the caller to map into the workspace."""
-    if annotations and annotations.get("readOnlyHint") is True:
-        return None
-    path = _first_string(arguments, _PATH_FIELDS)
-    text = _first_string(arguments, _TEXT_FIELDS)
-    if path is None or text is None:
-        return None
-    return FileWrite(path=path, text=text, guessed=True)
-
-
-def _first_string(arguments: Mapping[str, Any], names: tuple[str, ...]) -> str | None:
-    return next((arguments[name] for name in names if isinstance(arguments.get(name), str)), None)
 
 
 def write_diff(write: FileWrite, read_text: Callable[[str], str]) -> Text | DiffText:
