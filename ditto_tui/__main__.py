@@ -336,8 +336,8 @@ def _noticed_command(args: argparse.Namespace, workspace: Path) -> int | None:
         return _policy_lint(args, workspace)
     if args.command == "serve":
         # the config is read here: an error in it is said once, not in each tab
-        runs = None if args.stop else _config(args.config, workspace, args.policy).runs.model_dump()
-        return serve.serve_command(args, workspace, _app_argv(args, workspace), sys.stdout, runs)
+        config = None if args.stop else _config(args.config, workspace, args.policy)
+        return serve.serve_command(args, workspace, _app_argv(args, workspace), sys.stdout, config)
     if args.command == "server":
         return durable_cli.run_command(args, RuntimeConfig())
     if args.command in durable_cli.COMMANDS - {"worker"}:

@@ -24,6 +24,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -601,6 +602,35 @@ class RunsConfig(ConfigModel):
         return self
 
 
+NotifyEvent = Literal["pending", "timed_out", "run_finished"]
+
+
+class NotifyConfig(ConfigModel):
+    """Webhook notifications: a request waiting, one that timed out, a run that finished, POSTed to
+    ``webhook`` (write a URL that carries a secret as ``${VAR}``) as ``json``, ``ntfy`` or ``slack``."""
+
+    webhook: str | None = Field(default=None, description="The URL each notification is POSTed to.")
+    format: Literal["json", "ntfy", "slack"] = Field(default="json", description="The message's shape.")
+    on: tuple[NotifyEvent, ...] = Field(
+        default=("pending", "timed_out", "run_finished"), description="The events that are sent."
+    )
+    include_arguments: bool = Field(
+        default=False, description="Send a request's arguments too (left out by default)."
+    )
+    timeout_seconds: float = Field(default=5.0, gt=0, le=60, description="Seconds one POST may take.")
+    retries: int = Field(default=3, ge=0, le=10, description="Attempts after a failed POST.")
+
+    @field_validator("webhook")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parsed = urllib.parse.urlsplit(value)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError("notify.webhook must be an http:// or https:// URL")
+        return value
+
+
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|credential|auth|cookie|(?:^|_)pat(?:_|$)")
 
 
@@ -614,6 +644,7 @@ class RuntimeConfig(ConfigModel):
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig, description="The approval policy.")
     infer: InferConfig = Field(default_factory=InferConfig, description="The model provider.")
     runs: RunsConfig = Field(default_factory=RunsConfig, description="Where runs live (durable runs).")
+    notify: NotifyConfig = Field(default_factory=NotifyConfig, description="Webhook notifications.")
 
     _substituted: frozenset[str] = PrivateAttr(default=frozenset())
     _templates: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -628,7 +659,12 @@ class RuntimeConfig(ConfigModel):
         """Configured values to redact from public errors: API keys, MCP header values, MCP environment
         values whose name looks secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, …), and every
         value that came from ``${VAR}`` (from :data:`MIN_REDACTED_LENGTH` characters on)."""
-        values = [self.interaction.web_search.api_key, self.infer.api_key, self.runs.api_key]
+        values = [
+            self.interaction.web_search.api_key,
+            self.infer.api_key,
+            self.runs.api_key,
+            self.notify.webhook,
+        ]
         values.extend(value for value in self._substituted if len(value) >= MIN_REDACTED_LENGTH)
         for server in self.mcp.servers.values():
             values.extend(server.headers.values())

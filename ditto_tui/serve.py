@@ -37,7 +37,7 @@ import socket
 import ssl
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -50,9 +50,14 @@ from ditto_tui.supervise.journal._process import process_alive, process_started
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from ditto_tui.config import RuntimeConfig
+    from ditto_tui.webhooks import Webhooks
+
 DECIDE_PREFIX = "/decide/"
 MAX_REASON = 2000
 ANNOUNCE_SECONDS = 1.0
+CHECK_SECONDS = 10.0
+DRAIN_SECONDS = 2.0
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 COOKIE = "ditto_tui_session"
@@ -274,6 +279,8 @@ async def serve(
         if following is not None:
             following.cancel()
             await asyncio.gather(following, return_exceptions=True)
+        if decisions is not None and decisions.webhooks is not None:
+            await decisions.webhooks.drain(DRAIN_SECONDS)  # a slow webhook holds the exit this long at most
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
@@ -404,14 +411,20 @@ _DIFF_CLASS = {"+": "add", "-": "del", "@": "hunk"}
 class Decisions:
     """The decision pages of a durable run host's waiting requests, and the links printed for them."""
 
-    def __init__(self, host: Any, key: bytes, out: TextIO, workspace: Path) -> None:
+    def __init__(
+        self, host: Any, key: bytes, out: TextIO, workspace: Path, webhooks: Webhooks | None = None
+    ) -> None:
         from ditto_tui.links import link_key
 
         self.workspace = workspace
         self.host = host
         self.key = link_key(key)
         self.out = out
+        self.webhooks = webhooks
         self._announced: set[str] = set()
+        self._waiting: dict[str, Any] = {}
+        self._running: set[str] | None = None
+        self._checking: set[asyncio.Task[None]] = set()
 
     def path(self, pending: Any) -> str:
         from ditto_tui.links import decision_path
@@ -419,22 +432,81 @@ class Decisions:
         return decision_path(self.key, pending.request_id, pending.expires_at)
 
     async def follow(self, origin: str) -> None:
-        """Print the decision link of each tool call that starts waiting, once, while the server runs."""
-        from ditto_tui.sanitize import escape_unprintable
-
+        """While the server runs: print the decision link of each tool call that starts waiting (once),
+        and send the webhook's notifications (a request waiting, one that timed out, a run finished)."""
         while True:
             try:
-                waiting = await self.host.pending()
-            except Exception as exc:  # the run host is unreachable for a moment: try again
-                logging.getLogger("ditto_tui.serve").info("listing waiting requests failed: %s", exc)
-                waiting = []
-            for pending in waiting:
-                if pending.request_id in self._announced or pending.kind != "tool_call":
-                    continue
-                self._announced.add(pending.request_id)
-                summary = escape_unprintable(pending.summary)
-                print(f"waiting: {summary}: {origin}{self.path(pending)}", file=self.out, flush=True)
+                await self._look(origin)
+            except Exception as exc:  # the run host is unreachable for a moment: look again
+                logging.getLogger("ditto_tui.serve").info("following the run host failed: %s", exc)
             await asyncio.sleep(ANNOUNCE_SECONDS)
+
+    async def _look(self, origin: str) -> None:
+        from ditto_tui.sanitize import escape_unprintable
+        from ditto_tui.webhooks import Notice
+
+        waiting = {pending.request_id: pending for pending in await self.host.pending()}
+        for request_id, pending in waiting.items():
+            if request_id in self._announced:
+                continue
+            self._announced.add(request_id)
+            link = f"{origin}{self.path(pending)}" if pending.kind == "tool_call" else None
+            if link is not None:
+                print(f"waiting: {escape_unprintable(pending.summary)}: {link}", file=self.out, flush=True)
+            if self.webhooks is not None:
+                arguments = getattr(pending.request, "arguments", None)
+                self.webhooks.send(
+                    Notice(
+                        event="pending",
+                        summary=pending.summary,
+                        run_id=pending.run_id,
+                        request_id=request_id,
+                        link=link,
+                        arguments=arguments if pending.kind == "tool_call" else None,
+                    )
+                )
+        ended = [pending for request_id, pending in self._waiting.items() if request_id not in waiting]
+        self._waiting = waiting
+        if self.webhooks is None or not self.webhooks.enabled:
+            return
+        for pending in ended:  # answered, or timed out: the run's record says which
+            task = asyncio.ensure_future(self._if_timed_out(pending))
+            self._checking.add(task)
+            task.add_done_callback(self._checking.discard)
+        runs = await self.host.runs()
+        if self._running is not None:
+            for run in runs:
+                if run.run_id in self._running and run.status != "running":
+                    summary = f"run {run.run_id} of {run.graph} {run.status}"
+                    self.webhooks.send(
+                        Notice(event="run_finished", summary=summary, run_id=run.run_id, status=run.status)
+                    )
+        self._running = {run.run_id for run in runs if run.status == "running"}
+
+    async def _if_timed_out(self, pending: Any) -> None:
+        """Notify ``timed_out`` when the run's record says ``pending`` ended by its timeout."""
+        from ditto_tui.webhooks import Notice
+
+        if pending.run_id is None or self.webhooks is None:
+            return
+        try:
+            async with asyncio.timeout(CHECK_SECONDS):
+                async for event in self.host.events(pending.run_id):
+                    if event.kind != "approval_resolved" or event.request_id != pending.request_id:
+                        continue
+                    if event.decision == "timeout":
+                        summary = f"timed out: {pending.summary}"
+                        self.webhooks.send(
+                            Notice(
+                                event="timed_out",
+                                summary=summary,
+                                run_id=pending.run_id,
+                                request_id=pending.request_id,
+                            )
+                        )
+                    return
+        except Exception as exc:  # no record to read now: no notification, never an error
+            logging.getLogger("ditto_tui.serve").info("reading run %s failed: %s", pending.run_id, exc)
 
     async def _checked(self, request: web.Request) -> tuple[Any, web.Response | None]:
         """The waiting tool call a link names, or the page refusing the link."""
@@ -578,11 +650,11 @@ def serve_command(
     workspace: Path,
     app_argv: Sequence[str],
     out: TextIO,
-    runs: Mapping[str, Any] | None = None,
+    config: RuntimeConfig | None = None,
 ) -> int:
     """Run ``ditto-tui serve`` as ``args`` say, on ``workspace``; ``app_argv``: the options each tab's
-    app starts with; ``runs``: the config's ``runs:`` section (on a durable host, waiting requests get
-    decision links)."""
+    app starts with; ``config``: the run's config (on a durable host, waiting requests get decision
+    links, and ``notify:`` its webhook notifications)."""
     if args.stop:
         found = stop()
         print("ditto-tui serve: stopped" if found else "ditto-tui serve: not running", file=out)
@@ -602,6 +674,7 @@ def serve_command(
     logging.basicConfig(
         filename=str(ensure_dir(state_dir()) / LOG), level=logging.INFO, format="%(asctime)s %(message)s"
     )
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs each URL: a webhook's is a secret
     found = running()
     if found is not None:
         raise ServeError(f"ditto-tui serve already runs at {found.origin} (pid {found.pid}): --stop ends it")
@@ -611,10 +684,12 @@ def serve_command(
         print("Ctrl+C here, or `ditto-tui serve --stop`, stops it.", file=out, flush=True)
 
     decisions = None
-    if runs is not None and runs.get("host", "embedded") != "embedded":
+    if config is not None and config.runs.host != "embedded":
         from ditto_tui.runs import open_durable_run_host
         from ditto_tui.runs.temporal.codec import load_key
+        from ditto_tui.webhooks import Webhooks
 
-        decisions = Decisions(open_durable_run_host(runs), load_key(), out, workspace)
+        host = open_durable_run_host(config.runs.model_dump())
+        decisions = Decisions(host, load_key(), out, workspace, Webhooks(config.notify))
     asyncio.run(serve(app_command(app_argv), args.host, args.port, context, announce, decisions=decisions))
     return 0

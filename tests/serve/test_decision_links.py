@@ -9,13 +9,16 @@ Chromium at 390×844, without JavaScript.
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 import re
 import select
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import httpx
 import pytest
@@ -23,6 +26,7 @@ import pytest
 from ditto_tui.links import decision_path, link_key, signature
 from ditto_tui.serve import request_page, write_diff
 from tests.runs.workspace import NOTE, Workspace
+from tests.serve.receiver import Receiver, receiver
 from tests.serve.test_serve_browser import ARTIFACTS, chromium
 from tests.serve.test_serve_door import Served, start_serve, stop_serve
 
@@ -39,9 +43,24 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
     given.close()
 
 
+TIMED = "approval:\n  rules:\n    - tool: write_text\n      decision: ask\n      timeoutSeconds: 3\n"
+"""A policy (a worker's ``--policy``) whose approvals of the write time out in 3 s."""
+
+
 @pytest.fixture(scope="module")
-def served(workspace: Workspace) -> Iterator[Served]:
-    running = start_serve(workspace.root, workspace.home)
+def hook() -> Iterator[Receiver]:
+    with receiver() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def served(workspace: Workspace, hook: Receiver) -> Iterator[Served]:
+    """serve on the workspace's config with a webhook (``--config``: the trusted file plus ``notify:``)."""
+    config = workspace.root.parent / "with-webhook.yaml"
+    notify = f"notify:\n  webhook: {hook.url}\n"
+    config.write_text((workspace.root / "ditto.yaml").read_text() + notify)
+    (workspace.root.parent / "timed.yaml").write_text(TIMED)
+    running = start_serve(workspace.root, workspace.home, "--config", str(config))
     assert running.process.stdout is not None
     running.process.stdout.readline()  # "Ctrl+C here, or ..."
     yield running
@@ -95,7 +114,7 @@ def key(workspace: Workspace) -> bytes:
 
 
 def test_a_link_approves_its_request_and_a_replay_decides_nothing(
-    workspace: Workspace, served: Served
+    workspace: Workspace, served: Served, hook: Receiver
 ) -> None:
     run_id, request_id, path = waiting_run(workspace, served)
     shown = httpx.get(served.origin + path)  # no cookie: the link is the credential
@@ -107,6 +126,12 @@ def test_a_link_approves_its_request_and_a_replay_decides_nothing(
     assert approved.status_code == 200 and "Approved" in approved.text
     assert workspace.run_status(run_id) == "succeeded"
     assert (workspace.root / NOTE).read_text().startswith("# Hello")
+    notices = [json.loads(post.body) for post in hook.posts]
+    assert {"event": "pending", "request_id": request_id, "link": served.origin + path}.items() <= next(
+        notice for notice in notices if notice.get("request_id") == request_id
+    ).items()
+    finished = wait_for(hook, lambda notice: notice["event"] == "run_finished" and notice["run_id"] == run_id)
+    assert finished["status"] == "succeeded"
     # X-08: the same link again, to read or to answer: nothing left to decide, nothing decided
     assert httpx.get(served.origin + path).status_code == 410
     again = post(served, path, {"decision": "deny", "reason": "late"})
@@ -238,3 +263,31 @@ def test_the_diff_is_against_the_current_file_and_never_reads_out_of_the_workspa
         assert refused is not None and "does not map to a file of the workspace" in refused
         assert "the secret" not in refused
     assert write_diff(workspace, call("notes.md", server="files")) is None  # the server decides where
+
+
+def wait_for(hook: Receiver, wanted: Callable[[dict[str, Any]], bool], seconds: float = 30) -> dict[str, Any]:
+    """The first notification the webhook received that is ``wanted``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for post in list(hook.posts):
+            notice = json.loads(post.body)
+            if wanted(notice):
+                return dict(notice)
+        time.sleep(0.1)
+    pytest.fail(f"the webhook received no such notification: {[json.loads(p.body) for p in hook.posts]}")
+
+
+def test_a_request_that_times_out_is_notified_with_its_run(
+    workspace: Workspace, served: Served, hook: Receiver
+) -> None:
+    timed = ("--policy", str(workspace.root.parent / "timed.yaml"))
+    run_id = workspace.cli(*timed, "run", "graphs/write_note.py", "--detach").stdout.strip()
+    workspace.worker(*timed)
+    (waiting,) = workspace.waiting(run_id=run_id)
+    assert isinstance(waiting["expires_at"], float)
+    summary, path = next_link(served)
+    assert f"exp={math.ceil(waiting['expires_at'])}&" in path  # the link expires with its request
+    timed_out = wait_for(hook, lambda notice: notice["event"] == "timed_out" and notice["run_id"] == run_id)
+    assert timed_out["request_id"] == waiting["request_id"] and "arguments" not in timed_out
+    assert wait_for(hook, lambda notice: notice["event"] == "run_finished" and notice["run_id"] == run_id)
+    assert not (workspace.root / NOTE).exists()
