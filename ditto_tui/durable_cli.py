@@ -175,7 +175,7 @@ async def _decide(host: RunHost, args: argparse.Namespace, out: TextIO) -> int:
     edited = _edited(args.edited)
     if args.decision == "deny" and edited is not None:
         raise ValidationError("--args edits what is approved: a denial takes none")
-    decision = ApprovalDecision(kind=args.decision, reason=args.reason, arguments=edited)
+    decision = ApprovalDecision(kind=args.decision, reason=args.reason, arguments=edited, via="cli")
     try:
         resolution = await host.decide(args.request_id, decision, decided_by="human")
     except DecisionRejected as exc:

@@ -242,7 +242,7 @@ def _print_record(header: Mapping[str, Any], record: CallRecord, out: TextIO) ->
     if record.request_id is not None:
         rule = safe(record.rule) if record.rule else "the tool asks"
         lines.append(("requested", f"{clock(record.requested_at)}  {rule}  ({safe(record.request_id)})"))
-    who = safe(decided_by(header, record))
+    who = safe(decided_by(header, record)) + (f" via {safe(record.via)}" if record.via else "")
     said = record.reason if record.decided_by not in ("rule", "default") else None  # who says it all
     reason = f": {safe(said)}" if said else ""
     if record.decision is None:
@@ -294,6 +294,7 @@ def _record_json(header: Mapping[str, Any], record: CallRecord) -> dict[str, Any
         "rule": record.rule,
         "decision": record.decision,
         "decidedBy": decided_by(header, record),
+        "via": record.via,
         "decidedAt": record.decided_at,
         "reason": record.reason,
         "edited": record.edited,

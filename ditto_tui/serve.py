@@ -552,9 +552,9 @@ class Decisions:
         if choice == "deny_with_reason" and reason is None:
             return page(400, "No reason", "Write the reason, then choose Deny with this reason.")
         if choice == "approve":
-            decision = ApprovalDecision(kind="approve")
+            decision = ApprovalDecision(kind="approve", via="link")
         else:
-            decision = ApprovalDecision(kind="deny", reason=reason)
+            decision = ApprovalDecision(kind="deny", reason=reason, via="link")
         try:
             resolution = await self.host.decide(found.request_id, decision, decided_by="human")
         except DecisionRejected as exc:

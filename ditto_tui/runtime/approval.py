@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 DecisionKind = Literal["approve", "approve_always", "deny"]
+Via = Literal["terminal", "browser", "link", "cli"]
+"""Where a person answered: the app in a terminal, the app served in a browser, a decision link, or
+``ditto-tui decide``."""
 """What an approver answers: approve once, approve for the session, or deny."""
 
 Resolution = Literal[DecisionKind, "timeout", "cancelled"]
@@ -26,6 +29,7 @@ NO_APPROVER = "APPROVAL_NO_APPROVER"
 """The result code of a call that asks when there is no approver to ask (a library gate without one)."""
 
 DECISION_KINDS: tuple[DecisionKind, ...] = get_args(DecisionKind)
+VIAS: tuple[Via, ...] = get_args(Via)
 APPROVING: frozenset[str] = frozenset({"approve", "approve_always"})
 """The decisions that let a call execute."""
 

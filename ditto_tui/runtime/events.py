@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ditto_tui.runtime.approval import DecidedBy, Resolution
+from ditto_tui.runtime.approval import DecidedBy, Resolution, Via
 from ditto_tui.runtime.breakpoints import BreakpointAction
 
 EventKind = Literal[
@@ -196,6 +196,11 @@ class ApprovalResolved(ExecutionEvent):
     )
     approver: str | None = Field(
         default=None, description="The library approver that answered by itself (decided_by approver)."
+    )
+    via: Via | None = Field(
+        default=None,
+        description="Where the person answered (decided_by human): terminal (the app in a terminal), browser "
+        "(the app served in a browser), link (a decision link) or cli (ditto-tui decide).",
     )
 
 

@@ -105,6 +105,8 @@ class CallRecord:
     answered by itself; rule or default: the policy by itself), None in older journals."""
     rules: tuple[RuleRef, ...] = ()
     """The rules the decision names, with their file and line (the policy's own decisions)."""
+    via: str | None = None
+    """Where the person answered (terminal, browser, link, cli), None when not recorded."""
 
     @property
     def executed(self) -> bool | None:
@@ -251,7 +253,7 @@ class _Trail:
             record = CallRecord(call_id=event.call_id, tool=event.tool, request_id=event.request_id)
             self.records.append(record)
         record.decision, record.decided_at, record.reason = event.decision, event.at, event.reason
-        record.decided_by, record.rules = event.decided_by, event.rules
+        record.decided_by, record.rules, record.via = event.decided_by, event.rules, event.via
         if event.decided_by in _BY_POLICY:
             return  # no request was made: there is no approved digest to check
         record.arguments_digest, record.edited = event.arguments_digest, event.edited

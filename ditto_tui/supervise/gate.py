@@ -22,7 +22,7 @@ from ditto_tui.infer.proposal import current_proposal
 from ditto_tui.interaction.mcp.drift import definition_digest
 from ditto_tui.interaction.mcp.registry import McpRegistry
 from ditto_tui.interaction.tools import PreparedCall, ToolRegistry
-from ditto_tui.runtime.approval import APPROVING, DENIED, NO_APPROVER, TIMED_OUT, Approval, DecidedBy
+from ditto_tui.runtime.approval import APPROVING, DENIED, NO_APPROVER, TIMED_OUT, Approval, DecidedBy, Via
 from ditto_tui.runtime.client import short_run_id
 from ditto_tui.runtime.events import (
     ApprovalRequested,
@@ -642,11 +642,11 @@ class ApprovalGate:
         by = self._answered_by()
         if decision.approves and subject.protected and by != "human":
             refusal = f"{protected_notice(subject.protected)}: only a person approves it"
-            self._resolved(context, request, verdict, "deny", refusal, decided_by=by)
+            self._resolved(context, request, verdict, "deny", refusal, decided_by=by, via=decision.via)
             return _ended(subject, "failed", DENIED, refusal)
         if not decision.approves:
             reason = sanitize_public_message(decision.reason or "The call was denied")
-            self._resolved(context, request, verdict, "deny", reason, decided_by=by)
+            self._resolved(context, request, verdict, "deny", reason, decided_by=by, via=decision.via)
             return _ended(subject, "failed", DENIED, reason or "The call was denied")
         canonical = subject.canonical_arguments
         if decision.arguments is not None:
@@ -655,7 +655,7 @@ class ApprovalGate:
             except (ValidationError, pydantic.ValidationError) as exc:
                 message = sanitize_public_message(getattr(exc, "message", None) or str(exc))
                 refused = f"edited arguments refused: {message}"
-                self._resolved(context, request, verdict, "deny", refused, decided_by=by)
+                self._resolved(context, request, verdict, "deny", refused, decided_by=by, via=decision.via)
                 return _ended(
                     subject, "failed", "APPROVAL_EDIT_INVALID", message or "The edited arguments are invalid"
                 )
@@ -668,12 +668,14 @@ class ApprovalGate:
                 return _ended(subject, "failed", DENIED, message)
             if _protected_edit(subject, self._protected_again(subject, canonical)) and by != "human":
                 refused = "the edit names a control file: only a person approves it"
-                self._resolved(context, request, verdict, "deny", refused, decided_by=by)
+                self._resolved(context, request, verdict, "deny", refused, decided_by=by, via=decision.via)
                 return _ended(subject, "failed", DENIED, refused)
         kind, said = decision.kind, decision.reason
         if kind == "approve_always" and subject.protected:  # approved this once; no grant covers it
             kind, said = "approve", _joined(said, "approved once: no grant covers a control file")
-        self._resolved(context, request, verdict, kind, said, canonical, edited, decided_by=by)
+        self._resolved(
+            context, request, verdict, kind, said, canonical, edited, decided_by=by, via=decision.via
+        )
         if kind == "approve_always":  # only once the decision is on the record
             self._grant(subject, request, decision, canonical)
         elif decision.kind == "approve_always":
@@ -745,6 +747,7 @@ class ApprovalGate:
         edited: bool = False,
         *,
         decided_by: DecidedBy | None = "human",
+        via: Via | None = None,
     ) -> None:
         digest = (
             arguments_digest(json.loads(canonical)) if canonical is not None else request.arguments_digest
@@ -763,6 +766,7 @@ class ApprovalGate:
             decided_by=None if decision == "cancelled" else decided_by,
             rules=verdict.rules,
             approver=self._approver_named(decided_by),
+            via=via if decided_by == "human" else None,
         )
         if decision in APPROVING and self.recorder is not None and isinstance(event, ApprovalResolved):
             self.recorder.record(event)  # raises: an approval that is not on the record does not execute

@@ -11,7 +11,7 @@ import pydantic
 from ditto_tui.contracts import ExternalResult, ToolCall
 from ditto_tui.errors import ValidationError
 from ditto_tui.interaction.results import validation_summary
-from ditto_tui.runtime.approval import DECISION_KINDS, Approval, DecisionKind
+from ditto_tui.runtime.approval import DECISION_KINDS, VIAS, Approval, DecisionKind, Via
 from ditto_tui.runtime.events import ReviewCause
 from ditto_tui.supervise.grants import GRANT_LIFETIMES, GRANT_SCOPES, GrantLifetime, GrantScope
 from ditto_tui.supervise.review import Span
@@ -92,6 +92,9 @@ class ApprovalDecision:
     exact arguments), ``rule`` (the generalisation in ``match``, a rule body ``{args: {FIELD: MATCH}}``)
     or ``tool`` (the default); ``lifetime`` ``run``, ``session`` (the default) or ``project``;
     ``expires`` (seconds) and ``uses`` (a count) end it sooner.
+
+    ``via`` says where a person gave it (``terminal``, ``browser``, ``link``, ``cli``): it goes on the
+    record beside ``decided_by: human``.
     """
 
     kind: DecisionKind
@@ -102,10 +105,13 @@ class ApprovalDecision:
     lifetime: GrantLifetime = "session"
     expires: float | None = None
     uses: int | None = None
+    via: Via | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in DECISION_KINDS:
             raise ValidationError(f"decision kind {self.kind!r} must be approve, approve_always or deny")
+        if self.via is not None and self.via not in VIAS:
+            raise ValidationError(f"via {self.via!r} must be terminal, browser, link or cli")
         if self.kind == "deny" and self.arguments is not None:
             raise ValidationError("a denial carries no arguments")
         if self.arguments is not None and not isinstance(self.arguments, Mapping):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import os
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from ditto_tui.program import Program
 from ditto_tui.runs import DurableRunHost, Resolution, open_durable_run_host, retrieved
 from ditto_tui.runs.mirror import PendingMirror
 from ditto_tui.runtime import ExecutionEvent, Graph, RunFinished, RunStarted, Runtime
+from ditto_tui.runtime.approval import Via
 from ditto_tui.runtime.breakpoints import Breakpoints
 from ditto_tui.sanitize import public_message_from_exception
 from ditto_tui.session import RunSession, open_runtime
@@ -158,6 +161,12 @@ class RunSpec:
     def durable(self) -> bool:
         """Whether runs live on a durable host (``runs.host`` local or remote), outliving the app."""
         return self.config.runs.host != "embedded"
+
+
+def answered_via() -> Via:
+    """Where this app's person answers: ``browser`` when textual-serve runs it (its web driver), else
+    ``terminal``."""
+    return "browser" if "web_driver" in os.environ.get("TEXTUAL_DRIVER", "") else "terminal"
 
 
 class RunBridge:
@@ -411,7 +420,10 @@ class RunBridge:
         return self.approver.pending()
 
     def resolve(self, request_id: str, decision: ApprovalDecision) -> bool:
-        """Answer a request; False when it is no longer pending (timed out, cancelled, answered)."""
+        """Answer a request; False when it is no longer pending (timed out, cancelled, answered). The
+        decision says where it was made: in a terminal, or in a browser (``ditto-tui serve``)."""
+        if decision.via is None:
+            decision = dataclasses.replace(decision, via=answered_via())
         return self.approver.resolve(request_id, decision)
 
     def withdraw(self, request_id: str) -> bool:

@@ -90,6 +90,6 @@ def _decision_journaled_before_the_write(workspace: Workspace, run_id: str) -> N
     events = read_journal(applied).events
     assert all(e.run_id == run_id for e in events)
     (resolved,) = [e for e in events if isinstance(e, ApprovalResolved) and e.call_id == "write-1"]
-    assert (resolved.decision, resolved.decided_by) == ("approve", "human")
+    assert (resolved.decision, resolved.decided_by, resolved.via) == ("approve", "human", "cli")
     written = next(i for i, e in enumerate(events) if isinstance(e, NodeFinished) and e.node_id == "write")
     assert events.index(resolved) < written

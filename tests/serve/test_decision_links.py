@@ -24,7 +24,10 @@ import httpx
 import pytest
 
 from ditto_tui.links import decision_path, link_key, signature
+from ditto_tui.runtime.events import ApprovalResolved
 from ditto_tui.serve import request_page, write_diff
+from ditto_tui.supervise import read_journal
+from tests.journal.journal_fixtures import journals
 from tests.runs.workspace import NOTE, Workspace
 from tests.serve.receiver import Receiver, receiver
 from tests.serve.test_serve_browser import ARTIFACTS, chromium
@@ -132,6 +135,13 @@ def test_a_link_approves_its_request_and_a_replay_decides_nothing(
     ).items()
     finished = wait_for(hook, lambda notice: notice["event"] == "run_finished" and notice["run_id"] == run_id)
     assert finished["status"] == "succeeded"
+    with workspace.home_env():  # on the record as a person's decision, made from the link
+        (part,) = [path for path in journals(workspace.root) if path.name.startswith(run_id)]
+    events = read_journal(part).events
+    (resolved,) = [e for e in events if isinstance(e, ApprovalResolved) and e.request_id == request_id]
+    assert (resolved.decision, resolved.decided_by, resolved.via) == ("approve", "human", "link")
+    audit = workspace.cli("audit", run_id).stdout
+    assert "approve by" in audit and "via link" in audit
     # the same link again, to read or to answer: nothing left to decide, nothing decided
     assert httpx.get(served.origin + path).status_code == 410
     again = post(served, path, {"decision": "deny", "reason": "late"})

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from ditto_tui.runtime.events import ApprovalResolved
+from ditto_tui.supervise import read_journal
+from tests.journal.journal_fixtures import journals
 from tests.serve.test_serve_door import start_serve, stop_serve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +99,7 @@ async def approve_in_the_browser(url: str, workspace: Path) -> Screen:
 
 
 def test_in_a_browser_the_run_screen_approves_a_call_with_the_keyboard_and_the_run_finishes(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace = tmp_path / "project"
     workspace.mkdir()
@@ -110,3 +113,8 @@ def test_in_a_browser_the_run_screen_approves_a_call_with_the_keyboard_and_the_r
     assert "\u2713" in screen.text() and " finished " in screen.text()
     for shot in ("1-run-screen.png", "2-approval.png", "3-finished.png"):
         assert (ARTIFACTS / shot).stat().st_size > 10_000
+    monkeypatch.setenv("DITTO_TUI_HOME", str(tmp_path / "home"))  # serve's home: the tab's journal
+    (journal,) = journals(workspace)
+    events = read_journal(journal).events
+    (resolved,) = [e for e in events if isinstance(e, ApprovalResolved) and e.tool == "write_text"]
+    assert (resolved.decision, resolved.decided_by, resolved.via) == ("approve", "human", "browser")

@@ -57,8 +57,12 @@ async def test_a_grant_of_one_use_approves_the_next_call_and_the_one_after_asks(
         granted = [e for e in run_screen(app).model.entries if e.kind == "approval" and e.status == "granted"]
         assert len(granted) == 1 and granted[0].summary.startswith("grant g-")
     lines = [entry.event for entry in read_journal(list_runs(root)[-1].path).entries]
-    by = [(event.decision, event.decided_by) for event in lines if isinstance(event, ApprovalResolved)]
-    assert by == [("approve_always", "human"), ("approve_always", "grant"), ("approve", "human")]
+    by = [(e.decision, e.decided_by, e.via) for e in lines if isinstance(e, ApprovalResolved)]
+    assert by == [  # the person answered in the terminal (a grant's own decision names no place)
+        ("approve_always", "human", "terminal"),
+        ("approve_always", "grant", None),
+        ("approve", "human", "terminal"),
+    ]
 
 
 async def test_a_project_grant_outlives_the_app_and_shows_in_the_grants_panel(tmp_path: Path) -> None:
