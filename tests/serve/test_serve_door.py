@@ -211,29 +211,26 @@ def test_with_the_cookie_its_origin_and_host_a_tab_is_the_app(served: Served) ->
     assert "ditto-tui \u2014 react-agent" in screen
 
 
-def test_x06_a_non_loopback_address_without_tls_is_refused(tmp_path: Path) -> None:
-    for host in ("0.0.0.0", "192.0.2.1", "example.com"):
-        done = subprocess.run(
-            [sys.executable, "-m", "ditto_tui", "serve", "--host", host, "--port", "0"],
-            cwd=tmp_path,
-            env={**os.environ, "DITTO_TUI_HOME": str(tmp_path / "home")},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 2, done.stderr
-        assert f"--host {host} is reachable from other machines" in done.stderr
-        assert "--tls-cert" in done.stderr and "Traceback" not in done.stderr
-    half = subprocess.run(
-        [sys.executable, "-m", "ditto_tui", "serve", "--tls-cert", str(tmp_path / "cert.pem"), "--port", "0"],
-        cwd=tmp_path,
-        env={**os.environ, "DITTO_TUI_HOME": str(tmp_path / "home")},
+def serve_cli(folder: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``ditto-tui serve ARGS`` run to its end in ``folder``, with ``home`` as its home."""
+    return subprocess.run(
+        [sys.executable, "-m", "ditto_tui", "serve", *args],
+        cwd=folder,
+        env={**os.environ, "DITTO_TUI_HOME": str(home)},
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
+
+
+def test_x06_a_non_loopback_address_without_tls_is_refused(tmp_path: Path) -> None:
+    for host in ("0.0.0.0", "192.0.2.1", "example.com"):
+        done = serve_cli(tmp_path, tmp_path / "home", "--host", host, "--port", "0")
+        assert done.returncode == 2, done.stderr
+        assert f"--host {host} is reachable from other machines" in done.stderr
+        assert "--tls-cert" in done.stderr and "Traceback" not in done.stderr
+    half = serve_cli(tmp_path, tmp_path / "home", "--tls-cert", str(tmp_path / "cert.pem"), "--port", "0")
     assert half.returncode == 2 and "--tls-cert and --tls-key go together" in half.stderr
 
 
@@ -241,41 +238,15 @@ def test_x07_stop_ends_it_from_another_process_and_a_second_serve_is_refused(tmp
     workspace, home = tmp_path / "workspace", tmp_path / "home"
     workspace.mkdir()
     running = start_serve(workspace, home)
-    env = {**os.environ, "DITTO_TUI_HOME": str(home)}
     try:
-        second = subprocess.run(
-            [sys.executable, "-m", "ditto_tui", "serve", "--port", "0"],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        second = serve_cli(workspace, home, "--port", "0")
         assert second.returncode == 2
         assert f"already runs at {running.origin} (pid {running.process.pid})" in second.stderr
         assert running.token not in second.stderr + second.stdout  # the token is never printed again
-        stopped = subprocess.run(
-            [sys.executable, "-m", "ditto_tui", "serve", "--stop"],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        stopped = serve_cli(workspace, home, "--stop")
         assert stopped.returncode == 0 and "stopped" in stopped.stdout
         assert running.process.wait(timeout=15) == 0
-        again = subprocess.run(
-            [sys.executable, "-m", "ditto_tui", "serve", "--stop"],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert "not running" in again.stdout
+        assert "not running" in serve_cli(workspace, home, "--stop").stdout
         with pytest.raises(httpx.ConnectError):
             get(running, "/")
     finally:
