@@ -84,6 +84,7 @@ __all__ = sorted(_MODULE_OF)
 
 
 def __getattr__(name: str) -> Any:
+    # Not ditto_tui._lazy.load: importing the root loads no module of ditto-tui at all.
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'ditto_tui' has no attribute {name!r}")

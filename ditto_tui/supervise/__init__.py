@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from ditto_tui._lazy import load
 
 if TYPE_CHECKING:
     from ditto_tui.config import ApprovalRule
@@ -161,9 +162,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return load(__name__, _MODULE_OF, name)

@@ -6,9 +6,9 @@ to import, so they are loaded on first use.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from ditto_tui._lazy import load
 from ditto_tui.interaction.mcp.blocks import McpBlock
 from ditto_tui.interaction.mcp.drift import McpToolChange, McpToolsChanged
 from ditto_tui.interaction.mcp.registry import (
@@ -64,9 +64,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return load(__name__, _LAZY, name)
