@@ -9,6 +9,7 @@ from typing import Any
 
 from textual.app import App
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from ditto_tui.config import parse_config_text
 from ditto_tui.contracts import ExternalResult, ToolCall
@@ -108,11 +109,15 @@ async def test_an_elicitation_form_is_filled_and_accepted(tmp_path: Path) -> Non
         view = await open_view(pilot, ElicitationModal)
         assert view.request.mode == "form"
         assert "Please provide inputs" in screen_text(app)
+        await wait_until(pilot, lambda: isinstance(app.focused, Input))  # the form's first field
+        field = app.focused
+        assert isinstance(field, Input)
         await pilot.press(*"Ada")
+        await wait_until(pilot, lambda: field.value == "Ada")  # typed, then sent
         await pilot.press("ctrl+s")
         result = await asyncio.wait_for(task, 20)
     text = text_of(result)
-    assert "- Name: Ada" in text and "Favorite Integer: 42" in text
+    assert "- Name: Ada" in text and "Favorite Integer: 42" in text, text
 
 
 async def test_with_no_model_the_person_writes_the_reply_and_the_server_gets_it(tmp_path: Path) -> None:
