@@ -181,3 +181,42 @@ class Webhooks:
                 await asyncio.sleep(BACKOFF_SECONDS[min(attempt, len(BACKOFF_SECONDS) - 1)])
         self.failed += 1
         log.warning("webhook notification to %s failed (%s): %s", where, problem, notice.event)
+
+
+class RunEvents:
+    """A runtime subscriber that notifies what a run of this process asks and how it ends: a tool call
+    waiting (``pending``), one that timed out (``timed_out``), a run of a graph or loop that finished
+    (``run_finished``; a single invoke's run is not one). For the app's embedded runs: on a durable host
+    ``ditto-tui serve`` notifies, with each request's decision link."""
+
+    def __init__(self, webhooks: Webhooks) -> None:
+        self.webhooks = webhooks
+        self._runs: set[str] = set()
+
+    def __call__(self, event: Any) -> None:
+        kind = event.kind
+        if kind == "run_started" and event.plan_kind != "invoke":
+            self._runs.add(event.run_id)
+        elif kind == "approval_requested":
+            summary = f"approve {event.tool} ({event.call_id})"
+            arguments = event.arguments if isinstance(event.arguments, Mapping) else None
+            self.webhooks.send(
+                Notice(
+                    event="pending",
+                    summary=summary,
+                    run_id=event.run_id,
+                    request_id=event.request_id,
+                    arguments=arguments,
+                )
+            )
+        elif kind == "approval_resolved" and event.decision == "timeout":
+            summary = f"timed out: approve {event.tool} ({event.call_id})"
+            self.webhooks.send(
+                Notice(event="timed_out", summary=summary, run_id=event.run_id, request_id=event.request_id)
+            )
+        elif kind == "run_finished" and event.run_id in self._runs:
+            self._runs.discard(event.run_id)
+            summary = f"run {event.run_id} {event.status}"
+            self.webhooks.send(
+                Notice(event="run_finished", summary=summary, run_id=event.run_id, status=event.status)
+            )

@@ -34,6 +34,7 @@ from ditto_tui.supervise.modes import Mode, ModeSwitch
 from ditto_tui.supervise.policy import ReviewToggles
 from ditto_tui.tui.mcp_source import BROWSE_ONLY
 from ditto_tui.tui.write_targets import server_roots, write_targets
+from ditto_tui.webhooks import RunEvents, Webhooks
 
 PROGRAM_INPUT: Any = object()
 """``RunBridge.run``'s default: the program's own input."""
@@ -163,6 +164,10 @@ class RunSpec:
         return self.config.runs.host != "embedded"
 
 
+WEBHOOK_DRAIN_SECONDS = 2.0
+"""How long the app's exit waits, at most, for its last notifications to be sent."""
+
+
 def answered_via() -> Via:
     """Where this app's person answers: ``browser`` when textual-serve runs it (its web driver), else
     ``terminal``."""
@@ -229,6 +234,7 @@ class RunBridge:
                 unsubscribe = session.runtime.subscribe(self._local)
                 unwatch = session.runtime.subscribe(self._watch)
                 unrefused = session.client_requests.on_refused(self._refused)
+                webhooks = self._webhooks(session.runtime)
                 try:
                     opened.set_result(session.runtime)
                     if spec.durable:
@@ -241,6 +247,8 @@ class RunBridge:
                     unwatch()
                     unrefused()
                     self.pump.flush()
+                    if webhooks is not None:
+                        await webhooks.drain(WEBHOOK_DRAIN_SECONDS)
         except Exception as exc:
             if not opened.done():
                 opened.set_exception(exc)
@@ -383,6 +391,15 @@ class RunBridge:
         host = self.host
         if host is None or not host.running_here(event.run_id):
             self.pump(event)
+
+    def _webhooks(self, runtime: Runtime) -> Webhooks | None:
+        """The ``notify:`` webhook of the session's own runs (embedded ones: on a durable host the
+        notifications, with their decision links, come from ``ditto-tui serve``)."""
+        if self.spec.config.notify.webhook is None or self.spec.durable:
+            return None
+        webhooks = Webhooks(self.spec.config.notify)
+        runtime.subscribe(RunEvents(webhooks))
+        return webhooks
 
     def _refused(self, server: str, count: int) -> None:
         """Tell the app of a server's first refusal by its bounds, then of every tenfold count."""
