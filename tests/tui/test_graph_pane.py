@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from ditto_tui.tui.run_state import NodeView
@@ -104,3 +105,46 @@ async def test_below_120_columns_the_pane_keeps_a_third(tmp_path: Path) -> None:
         view = run_screen(app).view
         await wait_until(pilot, lambda: view.dag.virtual_size.width > 0)
         assert view.graph_width == 30, "the side keeps two thirds; z or ] show the rest"
+
+
+def _band_edge_by_edge(result: Any, below: Any, centers: Any, top: int) -> int:
+    """How a band was drawn before: each edge's horizontal run on its own (the reference)."""
+    from ditto_tui.tui.widgets.dag_layout import _horizontal, _vertical
+
+    edges = [(feeder, slot) for slot in below for feeder in slot.feeders]
+    bent = sorted({feeder for feeder, slot in edges if centers[feeder] != centers[slot.key]})
+    rows = max(1, len(bent))
+    for feeder, slot in edges:
+        start, end = centers[feeder], centers[slot.key]
+        bus = top + (bent.index(feeder) if feeder in bent else rows - 1)
+        if feeder in result.boxes:
+            result.tees[(start, top - 1)] = "┬"
+        _vertical(result.lines, start, top, bus, down=False)
+        _horizontal(result.lines, bus, start, end)
+        _vertical(result.lines, end, bus, top + rows - 1, up=False)
+        if slot.node is not None:
+            result.tees[(end, top + rows)] = "┴"
+    return rows
+
+
+def test_a_node_with_many_calls_is_drawn_as_each_edge_would_be_drawn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A node feeding a thousand (a loop's nested calls) draws each band once per feeder, the union of
+    the runs its edges drew one by one (which made the band quadratic in its width): the same picture."""
+    from ditto_tui.tui.widgets import dag_layout
+
+    shapes = [
+        {"a": (), "b": ("a",), "c": ("a",), "d": ("b", "c")},
+        {"a": (), "b": (), "c": ("a", "b"), "d": ("a",), "e": ("c", "d", "b")},
+        *(
+            {"flood": (), **{f"call-{i}": ("flood",) for i in range(n)}, "out": ("call-0",)}
+            for n in (1, 5, 300)
+        ),
+    ]
+    for deps in shapes:
+        drawn = dag_layout.layout(deps)
+        with monkeypatch.context() as patched:
+            patched.setattr(dag_layout, "_band", _band_edge_by_edge)
+            before = dag_layout.layout(deps)
+        assert (drawn.lines, drawn.tees, drawn.boxes) == (before.lines, before.tees, before.boxes)

@@ -188,16 +188,25 @@ def _band(result: DagLayout, below: Sequence[_Slot], centers: Mapping[str, int],
     edges = [(feeder, slot) for slot in below for feeder in slot.feeders]
     bent = sorted({feeder for feeder, slot in edges if centers[feeder] != centers[slot.key]})
     rows = max(1, len(bent))
+    row_of = {feeder: row for row, feeder in enumerate(bent)}
+    spans: dict[str, tuple[int, int, int]] = {}
+    """Each feeder's bus row and the columns its edges span on it: drawn once, as the edges' union (a
+    node with a thousand calls would otherwise draw a thousand overlapping runs, quadratic in width)."""
     for feeder, slot in edges:
         start, end = centers[feeder], centers[slot.key]
-        bus = top + (bent.index(feeder) if feeder in bent else rows - 1)
-        if feeder in result.boxes:
-            result.tees[(start, top - 1)] = "┬"
-        _vertical(result.lines, start, top, bus, down=False)
-        _horizontal(result.lines, bus, start, end)
+        bus = top + row_of.get(feeder, rows - 1)
+        if feeder not in spans:
+            if feeder in result.boxes:
+                result.tees[(start, top - 1)] = "┬"
+            _vertical(result.lines, start, top, bus, down=False)
+            spans[feeder] = (bus, start, start)
+        _, low, high = spans[feeder]
+        spans[feeder] = (bus, min(low, end), max(high, end))
         _vertical(result.lines, end, bus, top + rows - 1, up=False)
         if slot.node is not None:
             result.tees[(end, top + rows)] = "┴"
+    for bus, low, high in spans.values():
+        _horizontal(result.lines, bus, low, high)
     return rows
 
 
