@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -52,7 +53,7 @@ def start_serve(workspace: Path, home: Path, *args: str) -> Served:
     )
     assert process.stdout is not None
     line = process.stdout.readline()
-    found = re.search(r"open (http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]+)", line)
+    found = re.search(r"open (https?://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]+)", line)
     if found is None:
         process.kill()
         pytest.fail(f"ditto-tui serve printed no address: {line!r}{process.stdout.read()}")
@@ -251,3 +252,58 @@ def test_x07_stop_ends_it_from_another_process_and_a_second_serve_is_refused(tmp
             get(running, "/")
     finally:
         stop_serve(running)
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made with ``cryptography`` (PEM files in ``folder``)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert, private = folder / "cert.pem", folder / "key.pem"
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    private.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert, private
+
+
+def test_with_tls_the_address_is_https_and_the_cookie_is_secure(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    cert, key = self_signed(tmp_path)
+    served = start_serve(workspace, tmp_path / "home", "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        assert served.origin.startswith("https://")
+        trusted = ssl.create_default_context(cafile=str(cert))
+        with httpx.Client(base_url=served.origin, verify=trusted, follow_redirects=False) as client:
+            answer = client.get("/", params={"token": served.token})
+            assert answer.status_code == 303 and "Secure" in answer.headers["set-cookie"]
+            page = client.get("/", headers={"Cookie": f"{COOKIE}={served.token}"})
+            assert page.status_code == 200 and f"wss://{served.host}/ws" in page.text
+        with pytest.raises(httpx.RemoteProtocolError):  # plain HTTP to the TLS port is not served
+            httpx.get(served.origin.replace("https:", "http:") + "/", params={"token": served.token})
+    finally:
+        stop_serve(served)
