@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -26,38 +27,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
-from benchmarks.bench_tui import DITTO_FRAME, DITTO_READY, _ditto_command, cold_start
+from benchmarks.bench_tui import DITTO_FRAME, DITTO_READY, Seen, _ditto_command, cold_start
+from benchmarks.flood_graph import CALLS
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_FRAME_RATIO = 1.5
 TARGET_KEY_P50_MS = 30.0
 TARGET_FLOOD_RATIO = 1.5
 FINISHED = " finished "
+QUIT = "\u0011"
+"""ctrl+q, as a tab sends it: the app quits."""
 FLOOD = ROOT / "benchmarks" / "flood_graph.py"
-HEADER = "ditto-tui \u2014 "
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
-
-
-def _plain(data: bytes) -> str:
-    return _ESCAPES.sub("", data.decode("utf-8", "replace"))
-
-
-class Seen:
-    """Text a screen stream brought, searched as it arrives (escapes removed, across chunk boundaries)."""
-
-    def __init__(self) -> None:
-        self._raw_tail = b""
-        self._text_tail = ""
-
-    def add(self, data: bytes, marker: str) -> bool:
-        """Take ``data``; whether ``marker`` has now been drawn."""
-        text = _plain(self._raw_tail + data)
-        found = marker in self._text_tail + text
-        self._raw_tail, self._text_tail = data[-64:], text[-256:]
-        return found
+FINISHED_MARK = FINISHED.encode()
 
 
 def flood_workspace(folder: Path) -> Path:
@@ -78,62 +63,31 @@ def flood_workspace(folder: Path) -> Path:
 
 def terminal_flood(folder: Path) -> float:
     """Seconds from ditto-tui's first frame in a pseudo-terminal to its Run screen saying finished."""
-    import fcntl
-    import pty
-    import select
-    import signal
-    import struct
-    import termios
-
     home = flood_workspace(folder)
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
-    env = {**os.environ, "TERM": "xterm-256color", "DITTO_TUI_HOME": str(home), "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(
-        _ditto_command(), stdin=slave, stdout=slave, stderr=slave, cwd=folder, env=env, start_new_session=True
-    )
-    os.close(slave)
-    seen, framed, first = Seen(), Seen(), None
-    try:
-        deadline = time.perf_counter() + 300
-        while time.perf_counter() < deadline:
-            if not select.select([master], [], [], 0.5)[0]:
-                continue
-            data = os.read(master, 1 << 16)
-            now = time.perf_counter()
-            if first is None and framed.add(data, HEADER):
-                first = now
-            if first is not None and seen.add(data, FINISHED):
-                return now - first
+    run = cold_start(_ditto_command(), DITTO_FRAME, FINISHED_MARK, home, folder)
+    if run.ready_s is None:
         raise RuntimeError("the flood did not finish in the terminal")
-    finally:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
-        os.close(master)
+    return run.ready_s - run.frame_s
 
 
 async def served_flood(serve: Serve) -> float:
     """Seconds from a served tab's first frame to its Run screen saying finished."""
     import aiohttp
 
-    jar = aiohttp.CookieJar(unsafe=True)
-    async with aiohttp.ClientSession(cookie_jar=jar) as session:
-        session.cookie_jar.update_cookies({"ditto_tui_session": serve.token})
-        url = f"{serve.origin}/ws?width=120&height=36"
-        async with session.ws_connect(url, headers={"Origin": serve.origin}, max_msg_size=0) as socket:
-            seen, framed, first = Seen(), Seen(), None
-            while True:
-                message = await asyncio.wait_for(socket.receive(), 300)
-                if message.type != aiohttp.WSMsgType.BINARY:
-                    if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
-                        raise RuntimeError("the served tab closed before the flood finished")
-                    continue
-                now = time.perf_counter()
-                if first is None and framed.add(message.data, HEADER):
-                    first = now
-                if first is not None and seen.add(message.data, FINISHED):
-                    await socket.send_str(json.dumps(["stdin", "\u0011"]))
-                    return now - first
+    async with serve.socket() as socket:
+        seen, framed, first = Seen(), Seen(), None
+        while True:
+            message = await asyncio.wait_for(socket.receive(), 300)
+            if message.type != aiohttp.WSMsgType.BINARY:
+                if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+                    raise RuntimeError("the served tab closed before the flood finished")
+                continue
+            now = time.perf_counter()
+            if first is None and framed.add(message.data, DITTO_FRAME):
+                first = now
+            if first is not None and seen.add(message.data, FINISHED_MARK):
+                await socket.send_str(json.dumps(["stdin", QUIT]))
+                return now - first
 
 
 class Serve:
@@ -164,6 +118,18 @@ class Serve:
     def url(self) -> str:
         return f"{self.origin}/?token={self.token}"
 
+    @contextlib.asynccontextmanager
+    async def socket(self) -> AsyncIterator[Any]:
+        """A tab's websocket, as its page opens it (the cookie, the served origin), at 120×36."""
+        import aiohttp
+
+        jar = aiohttp.CookieJar(unsafe=True)
+        async with aiohttp.ClientSession(cookie_jar=jar) as session:
+            session.cookie_jar.update_cookies({"ditto_tui_session": self.token})
+            url = f"{self.origin}/ws?width=120&height=36"
+            async with session.ws_connect(url, headers={"Origin": self.origin}, max_msg_size=0) as socket:
+                yield socket
+
     def close(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
@@ -175,31 +141,22 @@ async def browser_first_frame(serve: Serve, chromium: str) -> float:
     """Seconds from the page's ``load`` event to the frame that draws the Run screen's header."""
     from playwright.async_api import async_playwright
 
-    seen: list[tuple[float, bytes]] = []
+    drawn = asyncio.get_running_loop().create_future()
+    framed = Seen()
+
+    def received(data: str | bytes) -> None:
+        if not drawn.done() and framed.add(data if isinstance(data, bytes) else data.encode(), DITTO_FRAME):
+            drawn.set_result(time.perf_counter())
+
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:
             page = await browser.new_page(viewport={"width": 1280, "height": 800})
-            page.on(
-                "websocket",
-                lambda socket: socket.on(
-                    "framereceived",
-                    lambda data: seen.append(
-                        (time.perf_counter(), data if isinstance(data, bytes) else data.encode())
-                    ),
-                ),
-            )
+            page.on("websocket", lambda socket: socket.on("framereceived", received))
             await page.goto(serve.url, wait_until="load")
             loaded = time.perf_counter()
-            deadline = loaded + 60
-            while time.perf_counter() < deadline:
-                data = b""
-                for at, frame in list(seen):
-                    data += frame
-                    if HEADER in _plain(data):
-                        return at - loaded
-                await asyncio.sleep(0.01)
-            raise RuntimeError("the served app drew no first frame")
+            at: float = await asyncio.wait_for(drawn, 60)
+            return max(0.0, at - loaded)
         finally:
             await browser.close()
 
@@ -209,29 +166,25 @@ async def key_round_trips(serve: Serve, keys: int) -> list[float]:
     import aiohttp
 
     times: list[float] = []
-    jar = aiohttp.CookieJar(unsafe=True)
-    async with aiohttp.ClientSession(cookie_jar=jar) as session:
-        session.cookie_jar.update_cookies({"ditto_tui_session": serve.token})
-        url = f"{serve.origin}/ws?width=120&height=36"
-        async with session.ws_connect(url, headers={"Origin": serve.origin}) as socket:
-            screen = b""
-            while DITTO_READY.decode() not in _plain(screen):
-                message = await asyncio.wait_for(socket.receive(), 60)
-                if message.type == aiohttp.WSMsgType.BINARY:
-                    screen += message.data
-            await asyncio.sleep(0.5)  # let the first frames settle
-            for index in range(keys):
-                digit = str(index % 10)
-                sent = time.perf_counter()
-                await socket.send_str(json.dumps(["stdin", digit]))
-                drawn = b""
-                while digit not in _plain(drawn):
-                    message = await asyncio.wait_for(socket.receive(), 10)
-                    if message.type == aiohttp.WSMsgType.BINARY:
-                        drawn += message.data
-                times.append((time.perf_counter() - sent) * 1000)
-                await asyncio.sleep(0.03)
-            await socket.send_str(json.dumps(["stdin", "\u0011"]))
+    async with serve.socket() as socket:
+        ready = Seen()
+        while True:
+            message = await asyncio.wait_for(socket.receive(), 60)
+            if message.type == aiohttp.WSMsgType.BINARY and ready.add(message.data, DITTO_READY):
+                break
+        await asyncio.sleep(0.5)  # let the first frames settle
+        for index in range(keys):
+            digit = str(index % 10)
+            sent = time.perf_counter()
+            await socket.send_str(json.dumps(["stdin", digit]))
+            echoed = Seen()
+            while True:
+                message = await asyncio.wait_for(socket.receive(), 10)
+                if message.type == aiohttp.WSMsgType.BINARY and echoed.add(message.data, digit.encode()):
+                    break
+            times.append((time.perf_counter() - sent) * 1000)
+            await asyncio.sleep(0.03)
+        await socket.send_str(json.dumps(["stdin", QUIT]))
     return times
 
 
@@ -289,7 +242,7 @@ def report(figures: dict[str, float]) -> str:
             f"in a terminal {figures['terminal_first_frame_s']:.2f} s after the start ({ratio:.2f}x)",
             f"key round trip over the websocket: p50 {figures['key_p50_ms']:.1f} ms, "
             f"max {figures['key_max_ms']:.1f} ms",
-            f"20,000 calls drawn to the end: served {figures['served_flood_s']:.2f} s, "
+            f"{CALLS:,} calls drawn to the end: served {figures['served_flood_s']:.2f} s, "
             f"in a terminal {figures['terminal_flood_s']:.2f} s ({flood:.2f}x)",
             f"targets: first frame <= {TARGET_FRAME_RATIO}x the terminal's, key p50 <= "
             f"{TARGET_KEY_P50_MS:.0f} ms, flood <= {TARGET_FLOOD_RATIO}x — {'met' if met else 'NOT met'}",

@@ -340,6 +340,22 @@ DITTO_READY = b"Enter runs the graph"
 _ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
 
 
+class Seen:
+    """What a screen stream has drawn, searched as it arrives: each chunk's escape sequences removed,
+    across chunk boundaries, without going over what came before again (a flood writes megabytes)."""
+
+    def __init__(self) -> None:
+        self._raw_tail = b""
+        self._text_tail = b""
+
+    def add(self, data: bytes, marker: bytes) -> bool:
+        """Take ``data``; whether ``marker`` has now been drawn."""
+        text = _ESCAPES.sub(b"", self._raw_tail + data)
+        found = marker in self._text_tail + text
+        self._raw_tail, self._text_tail = data[-64:], text[-256:]
+        return found
+
+
 @dataclass(frozen=True, kw_only=True)
 class ColdStart:
     """Seconds from spawning the command in a terminal to its first frame (and to ``ready`` if given)."""
@@ -367,7 +383,7 @@ def cold_start(command: Sequence[str], frame: bytes, ready: bytes | None, home: 
         list(command), stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, start_new_session=True
     )
     os.close(slave)
-    screen = b""
+    framed, readied = Seen(), Seen()
     frame_s: float | None = None
     ready_s: float | None = None
     try:
@@ -382,11 +398,9 @@ def cold_start(command: Sequence[str], frame: bytes, ready: bytes | None, home: 
             except OSError:  # the child closed the terminal
                 break
             now = time.perf_counter() - begin
-            screen += chunk
-            text = _ESCAPES.sub(b"", screen)
-            if frame_s is None and frame in text:
+            if frame_s is None and framed.add(chunk, frame):
                 frame_s = now
-            if ready_s is None and ready is not None and ready in text:
+            if ready_s is None and ready is not None and readied.add(chunk, ready):
                 ready_s = now
             if frame_s is not None and (ready is None or ready_s is not None):
                 break

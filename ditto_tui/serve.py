@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.home import ensure_dir, state_dir
 from ditto_tui.state_db import StateDB
-from ditto_tui.supervise.journal._process import process_alive, process_started
+from ditto_tui.supervise.journal._process import end_process, process_alive, process_started
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -106,9 +106,8 @@ class Door:
         if request.headers.get("Host") != self.host:
             return page(421, "Wrong address", "This server answers at the address ditto-tui serve printed.")
         origin = request.headers.get("Origin")
-        if origin is not None and origin != self.origin:
-            return page(403, "Refused", "A page of another site cannot use ditto-tui.")
-        if request.headers.get("Sec-Fetch-Site") == "cross-site":
+        foreign = origin is not None and origin != self.origin
+        if foreign or request.headers.get("Sec-Fetch-Site") == "cross-site":
             return page(403, "Refused", "A page of another site cannot use ditto-tui.")
         if request.path == "/ws" and origin is None:
             return page(403, "Refused", "The app's connection must come from its own page.")
@@ -485,7 +484,7 @@ class Decisions:
 
     async def _if_timed_out(self, pending: Any) -> None:
         """Notify ``timed_out`` when the run's record says ``pending`` ended by its timeout."""
-        from ditto_tui.webhooks import Notice
+        from ditto_tui.webhooks import timed_out
 
         if pending.run_id is None or self.webhooks is None:
             return
@@ -495,15 +494,7 @@ class Decisions:
                     if event.kind != "approval_resolved" or event.request_id != pending.request_id:
                         continue
                     if event.decision == "timeout":
-                        summary = f"timed out: {pending.summary}"
-                        self.webhooks.send(
-                            Notice(
-                                event="timed_out",
-                                summary=summary,
-                                run_id=pending.run_id,
-                                request_id=pending.request_id,
-                            )
-                        )
+                        self.webhooks.send(timed_out(pending.summary, pending.run_id, pending.request_id))
                     return
         except Exception as exc:  # no record to read now: no notification, never an error
             logging.getLogger("ditto_tui.serve").info("reading run %s failed: %s", pending.run_id, exc)
@@ -576,6 +567,7 @@ class Served:
 
     origin: str
     pid: int
+    process_started: str | None
     started_at: float
 
 
@@ -587,7 +579,7 @@ def running(db: StateDB | None = None) -> Served | None:
         row = connection.execute("SELECT origin, pid, process_started, started_at FROM web_server").fetchone()
     if row is None or process_alive(row[1], row[2]) is False:
         return None
-    return Served(origin=row[0], pid=row[1], started_at=row[3])
+    return Served(origin=row[0], pid=row[1], process_started=row[2], started_at=row[3])
 
 
 def stop(db: StateDB | None = None) -> Served | None:
@@ -595,10 +587,7 @@ def stop(db: StateDB | None = None) -> Served | None:
     db = db or StateDB()
     found = running(db)
     if found is not None:
-        os.kill(found.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_SECONDS
-        while process_alive(found.pid, process_started(found.pid)) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        end_process(found.pid, found.process_started, STOP_SECONDS)
     with db.changing() as connection:
         connection.execute("DELETE FROM web_server")
     return found

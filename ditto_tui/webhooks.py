@@ -53,6 +53,11 @@ class Notice:
     at: float = field(default_factory=time.time)
 
 
+def timed_out(summary: str, run_id: str | None, request_id: str) -> Notice:
+    """The notice of a request that ended by its timeout (``summary``: the request's, as listed)."""
+    return Notice(event="timed_out", summary=f"timed out: {summary}", run_id=run_id, request_id=request_id)
+
+
 def _slack_text(text: str) -> str:
     """Text Slack shows as written: ``&``, ``<`` and ``>`` escaped (no mention, no link markup)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -101,6 +106,8 @@ class Webhooks:
         self._queue: collections.deque[Notice] = collections.deque()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._owned = False
+        """Whether the HTTP client is this object's own (made on first use), to close with it."""
         self.sent = 0
         self.failed = 0
         self.dropped = 0
@@ -138,8 +145,6 @@ class Webhooks:
             self._task = None
         if self._client is not None and self._owned:
             await self._client.aclose()
-
-    _owned = False
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -210,10 +215,8 @@ class RunEvents:
                 )
             )
         elif kind == "approval_resolved" and event.decision == "timeout":
-            summary = f"timed out: approve {event.tool} ({event.call_id})"
-            self.webhooks.send(
-                Notice(event="timed_out", summary=summary, run_id=event.run_id, request_id=event.request_id)
-            )
+            summary = f"approve {event.tool} ({event.call_id})"
+            self.webhooks.send(timed_out(summary, event.run_id, event.request_id))
         elif kind == "run_finished" and event.run_id in self._runs:
             self._runs.discard(event.run_id)
             summary = f"run {event.run_id} {event.status}"

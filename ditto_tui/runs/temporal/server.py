@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -24,11 +23,12 @@ from pathlib import Path
 from ditto_tui.errors import DittoError
 from ditto_tui.home import ensure_dir, open_private, state_dir
 from ditto_tui.state_db import StateDB
-from ditto_tui.supervise.journal._process import process_alive, process_started
+from ditto_tui.supervise.journal._process import end_process, process_alive, process_started
 
 DATABASE = "temporal.db"
 LOG = "temporal-server.log"
 START_SECONDS = 30.0
+STOP_SECONDS = 10.0
 SEARCH_ATTRIBUTES = ("DittoPending=KeywordList", "DittoGraph=Keyword")
 
 
@@ -107,10 +107,7 @@ def stop(db: StateDB | None = None) -> LocalServer | None:
     db = db or StateDB()
     found = status(db)
     if found is not None:
-        os.kill(found.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while _alive(found.pid, process_started(found.pid)) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        end_process(found.pid, process_started(found.pid), STOP_SECONDS)
     with db.changing() as connection:
         connection.execute("DELETE FROM durable_server")
     return found

@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
+import time
 from collections.abc import Mapping
 from typing import Any
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the process's name (state first), or none."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            stat = file.read(4096).decode("ascii", "replace")
+    except OSError:
+        return []
+    return stat.rpartition(")")[2].split()  # the name, in parentheses, may hold spaces
 
 
 def process_started(pid: int) -> str | None:
     """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat`` field 22), or None when
     the system does not say: with the pid, it names one process, never another given the same id later."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            stat = file.read(4096).decode("ascii", "replace")
-    except OSError:
-        return None
-    fields = stat.rpartition(")")[2].split()  # the name, in parentheses, may hold spaces
+    fields = _stat(pid)
     return fields[19] if len(fields) > 19 else None
 
 
@@ -60,7 +67,22 @@ def process_alive(pid: int, started: str | None) -> bool | None:
         return False
     except (PermissionError, OSError):
         pass  # a process of another user has that id now: not ours, unless its start time says so
+    fields = _stat(pid)
+    if fields[:1] in (["Z"], ["X"]):  # it has ended; only its parent has yet to collect its exit status
+        return False
     if started is None:
         return None
-    now = process_started(pid)
+    now = fields[19] if len(fields) > 19 else None
     return None if now is None else now == started
+
+
+def end_process(pid: int, started: str | None, seconds: float) -> None:
+    """Ask process ``pid`` (started at ``started``) to end with SIGTERM, and wait up to ``seconds`` until
+    it has (a process given the same id meanwhile is not waited for)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + seconds
+    while process_alive(pid, started) is not False and time.monotonic() < deadline:
+        time.sleep(0.05)
