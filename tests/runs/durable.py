@@ -15,9 +15,11 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.converter import DataConverter
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
 
 from ditto_tui.runs import RunHost
 from ditto_tui.runs.temporal import DittoWorker, TemporalRunHost, data_converter
+from ditto_tui.runs.temporal.workflow import DittoRun
 from ditto_tui.runtime import Runtime
 from ditto_tui.supervise.inbox import Inbox
 
@@ -40,6 +42,33 @@ class Hosted:
 
     async def finished(self, run_id: str) -> list[Any]:
         return [event async for event in self.host.events(run_id)]
+
+
+class ReplayedHost(TemporalRunHost):
+    """A host that remembers the runs it started, so a test can replay each one's history."""
+
+    def __init__(self, client: Client, **options: Any) -> None:
+        super().__init__(client, **options)
+        self.started: list[str] = []
+
+    async def start(self, graph: Any, input: Any, *, run_id: str | None = None) -> str:
+        started = await super().start(graph, input, run_id=run_id)
+        self.started.append(started)
+        return started
+
+
+async def assert_replays(client: Client, run_ids: list[str]) -> None:
+    """Every run's history, as the server holds it now, replays on the workflow's code with the same
+    commands: a worker that restarts (or answers a query from history) takes each run up where it was."""
+    replayer = Replayer(
+        workflows=[DittoRun],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+        data_converter=client.data_converter,
+    )
+    for run_id in run_ids:
+        history = await client.get_workflow_handle(run_id).fetch_history()
+        replayed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        assert replayed.replay_failure is None, f"run {run_id} does not replay: {replayed.replay_failure}"
 
 
 def binary(name: str) -> str:
@@ -92,7 +121,9 @@ async def temporal_host(runtime: Runtime, inbox: Inbox) -> AsyncIterator[Tempora
         queue = f"test-{uuid.uuid4().hex[:8]}"
         worker = DittoWorker(client, runtime, inbox, task_queue=queue)
         await worker.start()
+        host = ReplayedHost(client, task_queue=queue, worker=worker, search=False, update_wait=2.0)
         try:
-            yield TemporalRunHost(client, task_queue=queue, worker=worker, search=False, update_wait=2.0)
+            yield host
         finally:
             await worker.shutdown()
+        await assert_replays(client, host.started)

@@ -18,7 +18,15 @@ from ditto_tui.runs.temporal.worker import MAX_WAITING_NODES
 from ditto_tui.runs.temporal.workflow import DittoRun
 from ditto_tui.runtime import ApprovalResolved, CustomEvent, Graph, Runtime, graph
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
-from tests.runs.durable import TEST_KEY, Hosted, dev_server, keyed, time_skipping
+from tests.runs.durable import (
+    TEST_KEY,
+    Hosted,
+    ReplayedHost,
+    assert_replays,
+    dev_server,
+    keyed,
+    time_skipping,
+)
 from tests.supervise.test_gate import Recorder, act, setup
 
 SECRET = "plain-text-7f3a9c-never-on-the-server"
@@ -33,7 +41,7 @@ def _write(text: str = SECRET, call_id: str = "w-1") -> Graph:
 class Rig(Hosted):
     """A runtime whose write tool asks, a worker for it and a host, on one Temporal server."""
 
-    host: TemporalRunHost
+    host: ReplayedHost
     runtime: Runtime
 
     def __init__(self, client: Client, tmp_path: Path) -> None:
@@ -43,7 +51,7 @@ class Rig(Hosted):
         self.worker: DittoWorker | None = None
         self.cached_runs = 0
         """The time-skipping server keeps a stopped worker's sticky queue: no cache, no sticky queue."""
-        self.host = TemporalRunHost(client, task_queue=self.queue, search=False, update_wait=1.0)
+        self.host = ReplayedHost(client, task_queue=self.queue, search=False, update_wait=1.0)
 
     async def start_worker(self, *plans: Graph) -> DittoWorker:
         self.worker = DittoWorker(
@@ -65,6 +73,8 @@ class Rig(Hosted):
         if self.worker is not None:  # first: the runtime's close waits for the calls the worker runs
             await self.stop_worker()
         await self.runtime.__aexit__(None, None, None)
+        if exc[0] is None:
+            await assert_replays(self.client, self.host.started)
 
     async def stop_worker(self) -> None:
         assert self.worker is not None

@@ -67,6 +67,8 @@ class DittoRun:
         self._search = False
         self._open: dict[str, dict[str, Any]] = {}
         """Approvals asked (``approval_requested``) and not ended yet in the run's events, by request id."""
+        self._changed = False
+        """Whether the requests changed since the memo was last written (see :meth:`_publishing`)."""
 
     # -- the run --------------------------------------------------------------------------------------
 
@@ -82,7 +84,7 @@ class DittoRun:
                 error="refused: the run was not started with your key, so nothing of it ran",
                 failed_node=None,
             )
-            self._publish()
+            self._flush()
             return {"status": "failed", "outputs": None, "events": self._events}
         self._run_id, self._graph, self._search = (
             spec["run_id"],
@@ -98,7 +100,8 @@ class DittoRun:
             nodes=[{"id": n["id"], "type": n["type"], "deps": list(n["deps"])} for n in nodes],
             max_iterations=None,
         )
-        self._publish()
+        self._flush()
+        publisher = asyncio.ensure_future(self._publishing())
         status, error, failed = "succeeded", None, None
         outputs: dict[str, Any] = {}
         try:
@@ -107,6 +110,7 @@ class DittoRun:
                 status, error, failed = "failed", failure["error"], failure["node_id"]
         except asyncio.CancelledError:
             status, error = "cancelled", None
+        publisher.cancel()
         self._skip(nodes, outputs, status, failed)
         for entry in self._requests.values():
             if entry["status"] == "pending":
@@ -120,7 +124,7 @@ class DittoRun:
             error=error,
             failed_node=failed,
         )
-        self._publish()
+        self._flush()
         return {
             "status": status,
             "outputs": outputs if status == "succeeded" else None,
@@ -361,6 +365,20 @@ class DittoRun:
         ]
 
     def _publish(self) -> None:
+        """Note that the requests changed: the memo is written once the handlers of this workflow task have
+        run (:meth:`_publishing`), never from a handler itself. A handler's command is ordered by when its
+        handler ran, and a replay may run a task's signal and update handlers in another order than the
+        first execution did (an update's acceptance then lands beside another command than it did):
+        writing the memo after all of them keeps a replay's commands those of the history."""
+        self._changed = True
+
+    async def _publishing(self) -> None:
+        while True:
+            await workflow.wait_condition(lambda: self._changed)
+            self._flush()
+
+    def _flush(self) -> None:
+        self._changed = False
         pending = self._pending()
         ended = [rid for rid, entry in self._requests.items() if entry["status"] != "pending"][-_ENDED_KEPT:]
         workflow.upsert_memo(
