@@ -54,10 +54,10 @@ class Workspace:
             raise AssertionError(f"{args} failed ({done.returncode}): {done.stderr}")
         return done
 
-    def worker(self, *options: str) -> subprocess.Popen[bytes]:
+    def worker(self, *options: str, graph: str = "graphs/write_note.py") -> subprocess.Popen[bytes]:
         with open(self.root.parent / f"worker-{len(self.workers)}.log", "wb") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "ditto_tui", *options, "worker", "graphs/write_note.py"],
+                [sys.executable, "-m", "ditto_tui", *options, "worker", graph],
                 cwd=self.root,
                 env=self.env,
                 stdout=log,
