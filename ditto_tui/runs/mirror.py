@@ -65,6 +65,10 @@ class PendingMirror:
         """How many of the host's requests are asked here now."""
         return len(self._asking)
 
+    def mirrored(self, request_id: str) -> bool:
+        """Whether request ``request_id`` is one of the host's, asked here by this mirror now."""
+        return request_id in self._asking
+
     async def run(self) -> None:
         """Poll until cancelled; a failed poll is reported once per failure and tried again."""
         try:

@@ -497,6 +497,16 @@ class RunBridge:
         """Seconds a request may wait before it ends as ``APPROVAL_TIMEOUT`` (None: no limit)."""
         return self.gate.timeout if self.gate is not None else self.spec.config.approval.timeout_seconds
 
+    def other_run(self, request: ApprovalRequest) -> bool:
+        """Whether ``request`` is of a run this session neither started nor follows: a durable run's
+        request the run host's inbox brought here."""
+        mirror = self.mirror
+        return (
+            mirror is not None
+            and mirror.mirrored(request.request_id)
+            and request.run_id not in (self.followed, *self.runs)
+        )
+
     def write_targets(self, server: str | None, path: str) -> list[str]:
         """The workspace files a call writing ``path`` may change, most likely first (see
         :mod:`ditto_tui.tui.write_targets`); a local tool's ``path`` is the file itself."""

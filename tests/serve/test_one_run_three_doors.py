@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ditto_tui.runtime.client import short_run_id
 from ditto_tui.runtime.events import ApprovalResolved
 from ditto_tui.supervise import read_journal
 from tests.journal.journal_fixtures import journals
@@ -52,7 +53,7 @@ def waiting_call(workspace: Workspace, run_id: str, call_id: str) -> dict[str, o
     raise AssertionError(f"{call_id} never waited")
 
 
-async def approve_in_a_tab(served: Served, workspace: Workspace, request_id: str) -> None:
+async def approve_in_a_tab(served: Served, workspace: Workspace, run_id: str, request_id: str) -> None:
     """Open the served address in Chromium: the tab's app lists the run server's waiting request in its
     approval view (nothing started in the tab); approve it with the keyboard."""
     from playwright.async_api import async_playwright
@@ -67,6 +68,7 @@ async def approve_in_a_tab(served: Served, workspace: Workspace, request_id: str
             await page.goto(served.url)
             await until(lambda: "Approve write_text" in screen.text(), "the tab's approval view")
             assert "second.md" in screen.text()
+            assert f"of run {short_run_id(run_id)}" in screen.text()  # a run the tab did not start
             await page.screenshot(path=ARTIFACTS / "doors-2-browser.png")
             await page.locator(".xterm-helper-textarea").focus()
 
@@ -106,14 +108,14 @@ def test_one_runs_approvals_from_a_link_a_browser_and_a_terminal_land_in_its_jou
 
         second = waiting_call(workspace, run_id, "w-2")  # in a browser tab
         assert (root / "first.md").read_text() == "one\n" and not (root / "second.md").exists()
-        asyncio.run(approve_in_a_tab(served, workspace, str(second["request_id"])))
+        asyncio.run(approve_in_a_tab(served, workspace, run_id, str(second["request_id"])))
 
         third = waiting_call(workspace, run_id, "w-3")  # in the app, in a terminal
         assert (root / "second.md").read_text() == "two\n" and not (root / "third.md").exists()
         app = ["env", f"PYTHONPATH={ROOT}", sys.executable, "-m", "ditto_tui", "attach", run_id]
         terminal.start(app, root)
         _poll(lambda: "a Approve once" in terminal.screen(), "the terminal's approval view", timeout=60)
-        assert "third.md" in terminal.screen()
+        assert "third.md" in terminal.screen() and "of run" not in terminal.screen()  # the run it shows
         _poll(
             lambda: all(p["request_id"] != third["request_id"] for p in workspace.waiting(count=0)),
             "the terminal's approval to be taken",

@@ -60,6 +60,9 @@ class Backend:
     def withdraw(self, request_id: str) -> bool:
         return True
 
+    def other_run(self, request: ApprovalRequest) -> bool:
+        return False
+
 
 def write_request(proposal: str | None = PROPOSAL) -> ApprovalRequest:
     """An agent's ``write_text`` call that replaces ``notes/todo.md``, proposed by ``proposal``."""

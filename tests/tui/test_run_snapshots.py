@@ -90,6 +90,9 @@ class Backend:
     def withdraw(self, request_id: str) -> bool:
         return True
 
+    def other_run(self, request: ApprovalRequest) -> bool:
+        return False
+
 
 class Grants:
     """Two grants: one for every call of an MCP tool this session, one for writes under notes/ with uses."""

@@ -63,6 +63,11 @@ class ApprovalBackend(Protocol):
         """Cancel the request: its call ends ``cancelled``."""
         ...
 
+    def other_run(self, request: ApprovalRequest) -> bool:
+        """Whether ``request`` is of a run this session neither started nor shows (it came through the
+        run host's inbox): the view then names the run it decides for."""
+        ...
+
 
 class ApprovalModal(DecisionModal[ApprovalDecision]):
     """Tool, title, description, effects, the server's hints, rule, node, the exact arguments and, for a
@@ -245,6 +250,8 @@ class ApprovalModal(DecisionModal[ApprovalDecision]):
                 f"sha256 {request.arguments_digest[:16]}…",
             )
         )
+        if request.run_id is not None and self.backend.other_run(request):
+            lines[-1].append_text(Text.assemble(("  of run ", "dim"), one_line(short_run_id(request.run_id))))
         return Text("\n").join(lines)
 
     # -- the model's message ----------------------------------------------------------------------------
