@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from ditto_tui import durable_cli, grants_cli, project, runs_cli, serve, trust_cli
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
+from ditto_tui.gateway import cli as gateway_cli
 from ditto_tui.headless import run_headless
 from ditto_tui.home import StateDirError, append_private, logs_dir
 from ditto_tui.json_text import json_option
@@ -154,6 +155,8 @@ APPLIES: dict[str | None, frozenset[str]] = {
     "mcp import": frozenset({"config", "workspace"}),
     "mcp login": frozenset({"config", "workspace"}),
     "mcp logout": frozenset(),
+    "mcp serve": frozenset({"config", "policy", "workspace"}),
+    "mcp config": frozenset({"workspace"}),
     "runs": frozenset({"workspace"}),
     "replay": frozenset({"workspace"}),
     "audit": frozenset({"workspace"}),
@@ -202,9 +205,10 @@ def _parser() -> argparse.ArgumentParser:
         help="browse the MCP servers of the config (import FILE: add a file's servers; login/logout SERVER)",
         description="Open the MCP browser alone: servers, their tools, and a form to invoke them.",
     )
-    mcp_commands = mcp.add_subparsers(dest="mcp_command", metavar="{import,login,logout}")
+    mcp_commands = mcp.add_subparsers(dest="mcp_command", metavar="{import,login,logout,serve,config}")
     _add_mcp_import(mcp_commands)
     _add_mcp_sign_in(mcp_commands)
+    gateway_cli.add_commands(mcp_commands)
     runs_cli.add_commands(commands)
     durable_cli.add_commands(commands)
     _add_policy_lint(commands)
@@ -324,6 +328,8 @@ def _unnoticed_command(args: argparse.Namespace, workspace: Path) -> int | None:
     another command."""
     if _command_name(args) == "mcp import":
         return _mcp_import(args, workspace)
+    if _command_name(args) == "mcp config":
+        return gateway_cli.config_command(args, workspace, sys.stdout)
     if args.command == "grants":
         return grants_cli.grants_command(args, workspace)
     return None
@@ -340,6 +346,10 @@ def _noticed_command(args: argparse.Namespace, workspace: Path) -> int | None:
         return serve.serve_command(args, workspace, _app_argv(args, workspace), sys.stdout, config)
     if args.command == "server":
         return durable_cli.run_command(args, RuntimeConfig())
+    if _command_name(args) == "mcp serve":
+        return gateway_cli.serve_command(
+            args, _config(args.config, workspace, args.policy), workspace, sys.stdout
+        )
     if args.command in durable_cli.COMMANDS - {"worker"}:
         return durable_cli.run_command(args, _config(args.config, workspace, args.policy))
     if args.command == "runs":

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 DecisionKind = Literal["approve", "approve_always", "deny"]
-Via = Literal["terminal", "browser", "link", "cli"]
-"""Where a person answered: the app in a terminal, the app served in a browser, a decision link, or
-``ditto-tui decide``."""
 """What an approver answers: approve once, approve for the session, or deny."""
+Via = Literal["terminal", "browser", "link", "cli", "client"]
+"""Where a person answered: the app in a terminal, the app served in a browser, a decision link,
+``ditto-tui decide``, or an MCP client's own form (the gateway asks its person through elicitation)."""
 
 Resolution = Literal[DecisionKind, "timeout", "cancelled"]
 """How a request ended: a decision, no decision in time, or withdrawn with its call."""

@@ -106,7 +106,9 @@ class CallRecord:
     rules: tuple[RuleRef, ...] = ()
     """The rules the decision names, with their file and line (the policy's own decisions)."""
     via: str | None = None
-    """Where the person answered (terminal, browser, link, cli), None when not recorded."""
+    """Where the person answered (terminal, browser, link, cli, client), None when not recorded."""
+    approver: str | None = None
+    """The approver that answered by itself (``decided_by: approver``), as the journal named it."""
 
     @property
     def executed(self) -> bool | None:
@@ -254,6 +256,7 @@ class _Trail:
             self.records.append(record)
         record.decision, record.decided_at, record.reason = event.decision, event.at, event.reason
         record.decided_by, record.rules, record.via = event.decided_by, event.rules, event.via
+        record.approver = event.approver
         if event.decided_by in _BY_POLICY:
             return  # no request was made: there is no approved digest to check
         record.arguments_digest, record.edited = event.arguments_digest, event.edited
@@ -363,6 +366,8 @@ def _policy_said(record: CallRecord) -> str:
 def decided_by(header: Mapping[str, Any], record: CallRecord) -> str:
     """Who or what decided the call: the approver, no one (a timeout, a withdrawal), the policy or a grant."""
     approver = str(header.get("approver") or "the approver")
+    if record.decided_by == "approver" and record.approver:
+        approver = record.approver
     if record.decided_by == "grant":
         return f"a grant ({record.reason})" if record.reason else "a grant"
     if record.decided_by == "mode" and record.requested_at is not None:  # the approver answered by itself

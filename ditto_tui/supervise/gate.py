@@ -639,7 +639,7 @@ class ApprovalGate:
         request: ApprovalRequest,
         decision: ApprovalDecision,
     ) -> _Outcome:
-        by = self._answered_by()
+        by = "human" if decision.via is not None else self._answered_by()
         if decision.approves and subject.protected and by != "human":
             refusal = f"{protected_notice(subject.protected)}: only a person approves it"
             self._resolved(context, request, verdict, "deny", refusal, decided_by=by, via=decision.via)

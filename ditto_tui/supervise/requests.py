@@ -93,8 +93,8 @@ class ApprovalDecision:
     or ``tool`` (the default); ``lifetime`` ``run``, ``session`` (the default) or ``project``;
     ``expires`` (seconds) and ``uses`` (a count) end it sooner.
 
-    ``via`` says where a person gave it (``terminal``, ``browser``, ``link``, ``cli``): it goes on the
-    record beside ``decided_by: human``.
+    ``via`` says where a person gave it (``terminal``, ``browser``, ``link``, ``cli``, ``client``): it goes
+    on the record beside ``decided_by: human``; an approver's answer that carries one was a person's.
     """
 
     kind: DecisionKind
@@ -111,7 +111,7 @@ class ApprovalDecision:
         if self.kind not in DECISION_KINDS:
             raise ValidationError(f"decision kind {self.kind!r} must be approve, approve_always or deny")
         if self.via is not None and self.via not in VIAS:
-            raise ValidationError(f"via {self.via!r} must be terminal, browser, link or cli")
+            raise ValidationError(f"via {self.via!r} must be terminal, browser, link, cli or client")
         if self.kind == "deny" and self.arguments is not None:
             raise ValidationError("a denial carries no arguments")
         if self.arguments is not None and not isinstance(self.arguments, Mapping):

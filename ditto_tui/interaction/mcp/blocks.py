@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -18,6 +19,10 @@ MAX_MEDIA_BYTES = 16 * 1024 * 1024
 BLOCKS_KEY = "ditto.blocks"
 """The key under which the SDK adapter hands the registry a result's content as :class:`McpBlock` values
 (never part of the McpToolResult fields, never journaled)."""
+
+RAW_KEY = "ditto.raw"
+"""The key under which the SDK adapter hands the registry a tool result as the SDK parsed it, for a
+:class:`CallTap` (the gateway passes it on to its client unchanged); never journaled."""
 
 BlockKind = Literal["text", "image", "audio", "link", "resource"]
 
@@ -99,3 +104,12 @@ class BlockShelf:
     def get(self, server: str, call_id: str) -> tuple[McpBlock, ...] | None:
         """The blocks of one call, or ``None`` when it sent only text or is no longer kept."""
         return self._kept.get((server, call_id))
+
+
+class CallTap:
+    """What one call's watcher (the gateway) receives besides its result: each progress notification, as
+    the server sent it (not thinned as the run's events are), and the result as the server sent it."""
+
+    def __init__(self, progress: Callable[[float, float | None, str | None], object] | None = None) -> None:
+        self.progress = progress
+        self.raw: Any = None

@@ -16,7 +16,7 @@ import pydantic
 from ditto_tui.contracts import ExternalResult, InteractionError, McpCapability, ToolCall
 from ditto_tui.errors import McpError, ValidationError
 from ditto_tui.interaction.gate import CallGate
-from ditto_tui.interaction.mcp.blocks import BLOCKS_KEY, BlockShelf, McpBlock
+from ditto_tui.interaction.mcp.blocks import BLOCKS_KEY, RAW_KEY, BlockShelf, CallTap, McpBlock
 from ditto_tui.interaction.mcp.drift import ChangeTrigger, McpToolChange, McpToolsChanged, ToolCatalog
 from ditto_tui.interaction.mcp.listing import Budget, list_server
 from ditto_tui.interaction.mcp.port import (
@@ -191,6 +191,18 @@ class McpRegistry:
         self._refreshing: dict[str, asyncio.Task[None]] = {}
         self._reconnectors: dict[str, Callable[[], Awaitable[McpClient]]] = {}
         self._reconnecting: dict[str, asyncio.Task[None]] = {}
+        self._taps: dict[tuple[str, str], CallTap] = {}
+
+    def tap(self, server: str, call_id: str, tap: CallTap) -> Callable[[], None]:
+        """Let ``tap`` watch the call ``call_id`` on ``server`` when it runs (its progress, its result as
+        the server sent it); returns the function that stops the watching."""
+        key = (server, call_id)
+        self._taps[key] = tap
+
+        def untap() -> None:
+            self._taps.pop(key, None)
+
+        return untap
 
     def guard(self, gate: CallGate) -> None:
         """Route every invocation through ``gate`` from now on (one gate per registry)."""
@@ -561,14 +573,19 @@ class McpRegistry:
     ) -> ExternalResult:
         client = self._client(server)
         source = f"{server}:{call.name}"
+        tap = self._taps.get((server, call.id)) if self._taps else None
         try:
             if _accepts_progress(type(client)):
                 progress = _progress_events(server, call, context)
+                if tap is not None and tap.progress is not None:
+                    progress = _both(progress, tap.progress)
                 result = await client.call_tool(call.name, call.arguments, signal=signal, progress=progress)  # type: ignore[call-arg]
             else:
                 result = await client.call_tool(call.name, call.arguments, signal=signal)
         except McpCallError as exc:
             return _call_failure(call, source, exc)
+        if tap is not None and isinstance(result, Mapping):
+            tap.raw = result.get(RAW_KEY)
         blocks = result.get(BLOCKS_KEY) if isinstance(result, Mapping) else None
         if isinstance(blocks, tuple):
             self._shelf.keep(server, call.id, blocks)
@@ -665,6 +682,16 @@ def _accepts_progress(kind: type) -> bool:
         return method is not None and "progress" in inspect.signature(method).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _both(
+    first: ProgressListener, second: Callable[[float, float | None, str | None], object]
+) -> ProgressListener:
+    def progress(done: float, total: float | None, message: str | None) -> None:
+        first(done, total, message)
+        second(done, total, message)
+
+    return progress
 
 
 def _progress_events(server: str, call: ToolCall, context: WorkerContext | None) -> ProgressListener:

@@ -33,7 +33,7 @@ from mcp.types import (
 )
 
 from ditto_tui.errors import McpError, ValidationError
-from ditto_tui.interaction.mcp.blocks import BLOCKS_KEY
+from ditto_tui.interaction.mcp.blocks import BLOCKS_KEY, RAW_KEY
 from ditto_tui.interaction.mcp.content import content_blocks, tool_result
 from ditto_tui.interaction.mcp.port import McpCallError, McpServerInfo, ProgressListener
 from ditto_tui.interaction.mcp.watch import CallWatch, Ticker, bounded
@@ -239,6 +239,7 @@ class SessionClient:
             raise _invalid_result("content that cannot be represented") from None
         if blocks is not None:
             fields[BLOCKS_KEY] = blocks
+        fields[RAW_KEY] = result
         return fields
 
     # -- what a server offers besides tools (the McpBrowser part of the port) ------------------------

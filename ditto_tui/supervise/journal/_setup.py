@@ -12,6 +12,7 @@ from ditto_tui.home import runs_dir
 from ditto_tui.interaction.tools import ToolRegistry
 from ditto_tui.supervise.approvers import QueueApprover, StaticApprover
 from ditto_tui.supervise.gate import ApprovalGate
+from ditto_tui.supervise.inbox import approver_name
 from ditto_tui.supervise.journal._writer import RunJournal
 from ditto_tui.supervise.policy import rule_record
 
@@ -24,7 +25,7 @@ def describe_approver(approver: object) -> str:
         return f"fixed answer (--approve {approver.answer})"
     if isinstance(approver, QueueApprover):
         return "a person, in the approval view"
-    return type(approver).__name__
+    return approver_name(approver)
 
 
 def _user() -> str:

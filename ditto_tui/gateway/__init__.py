@@ -1,0 +1,176 @@
+"""``ditto-tui mcp serve``: ditto-tui as an MCP server in front of the configured servers.
+
+Any MCP client (Claude Desktop, Claude Code, Cursor, an agent SDK) connects to the gateway instead of to
+its servers; every tool call then goes through the same gate as a run's (:mod:`ditto_tui.gateway.core`),
+on the configured run host. Over stdio the client starts the gateway itself; over streamable HTTP it
+binds loopback, checks Host and Origin (the SDK's DNS-rebinding protection) and needs the bearer token it
+prints (the SDK's bearer authentication).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import secrets
+import socket
+import sys
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ditto_tui.config import RuntimeConfig
+from ditto_tui.errors import ValidationError
+from ditto_tui.gateway.core import ClientApprover, Gateway, GatewayInbox
+from ditto_tui.runs import open_run_host
+from ditto_tui.sanitize import escape_controls
+from ditto_tui.session import open_runtime
+
+__all__ = ["Gateway", "open_gateway", "serve_http", "serve_stdio"]
+
+HTTP_PATH = "/mcp"
+
+
+@contextlib.asynccontextmanager
+async def open_gateway(
+    config: RuntimeConfig, workspace: Path, servers: Sequence[str] = ()
+) -> AsyncIterator[Any]:
+    """The gateway's MCP server over the session's runtime and run host, its servers connected.
+
+    With the embedded host, a call that needs a person is asked through the client's own form (when it
+    has elicitation), else refused saying how to approve; on a durable host it waits in the inbox that
+    ``ditto-tui inbox``, the app, a browser and a decision link answer.
+    """
+    from ditto_tui.gateway.server import GatewayHandlers
+
+    gateway = Gateway(servers)
+    durable = config.runs.host != "embedded"
+    inbox = GatewayInbox(None if durable else ClientApprover(gateway))
+    async with open_runtime(gateway.program, config, workspace, inbox, wait_for_servers=True) as session:
+        host = open_run_host(session.runtime, session.inbox, config.runs.model_dump())
+        try:
+            if durable:
+                await host.work(session.runtime, session.inbox, [gateway.program.plan])  # type: ignore[attr-defined]
+            gateway.attach(session.mcp, host)
+            handlers = GatewayHandlers(gateway)
+            handlers.watch()
+            from ditto_tui import __version__
+
+            try:
+                yield handlers.server(version=__version__)
+            finally:
+                handlers.close()
+                for connection in list(gateway.connections.values()):
+                    gateway.disconnect(connection)
+        finally:
+            if durable:
+                with contextlib.suppress(Exception):
+                    await host.stop_working()  # type: ignore[attr-defined]
+            close = getattr(host, "close", None)
+            if close is not None:
+                close()
+
+
+async def serve_stdio(config: RuntimeConfig, workspace: Path, servers: Sequence[str] = ()) -> int:
+    """Serve one client over this process's stdin and stdout until it closes them."""
+    from mcp.server.stdio import stdio_server
+
+    async with open_gateway(config, workspace, servers) as server, stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+    return 0
+
+
+class StaticToken:
+    """The SDK's token verifier for the one bearer token printed at start (compared in constant time)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    async def verify_token(self, token: str) -> Any:
+        from mcp.server.auth.provider import AccessToken
+
+        if not hmac.compare_digest(token.encode(), self.token.encode()):
+            return None
+        return AccessToken(token=token, client_id="ditto-tui-gateway", scopes=[])
+
+
+def http_app(server: Any, token: str, host: str, port: int) -> Any:
+    """The streamable HTTP app: the SDK's session manager behind its DNS-rebinding protection (the bound
+    host and port only) and its bearer authentication (the printed token)."""
+    from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+    from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.authentication import AuthenticationMiddleware
+    from starlette.routing import Route
+
+    names = [host, "localhost"] if host == "127.0.0.1" else [host]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:{port}" for name in names],
+        allowed_origins=[f"http://{name}:{port}" for name in names],
+    )
+    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+    endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(manager), [], None)
+    return Starlette(
+        routes=[Route(HTTP_PATH, endpoint=endpoint)],
+        middleware=[
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StaticToken(token))),
+            Middleware(AuthContextMiddleware),
+        ],
+        lifespan=lambda _app: manager.run(),
+    )
+
+
+def bound_socket(host: str, port: int) -> socket.socket:
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise ValidationError(
+            f"--http binds loopback only (127.0.0.1): {host!r} would let other machines call your tools"
+        )
+    family = socket.AF_INET6 if host == "::1" else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1" if host == "localhost" else host, port))
+    except OSError as exc:
+        sock.close()
+        raise ValidationError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve_http(
+    config: RuntimeConfig,
+    workspace: Path,
+    host: str,
+    port: int,
+    servers: Sequence[str] = (),
+    out: TextIO = sys.stdout,
+    token: str | None = None,
+) -> int:
+    """Serve clients over streamable HTTP on ``host:port`` (loopback) until interrupted."""
+    import uvicorn
+
+    sock = bound_socket(host, port)
+    port = sock.getsockname()[1]
+    token = token or secrets.token_urlsafe(32)
+    async with open_gateway(config, workspace, servers) as server:
+        app = http_app(server, token, "127.0.0.1" if host == "localhost" else host, port)
+        url = f"http://{host}:{port}{HTTP_PATH}"
+        print(f"ditto-tui mcp serve: {url}", file=out)
+        print(f"token: {token}", file=out)
+        print(f"clients send it as the header  Authorization: Bearer {token}", file=out)
+        out.flush()
+        served = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        try:
+            await served.serve(sockets=[sock])
+        except asyncio.CancelledError:
+            served.should_exit = True
+    return 0
+
+
+def say(text: str, out: TextIO) -> None:
+    print("\n".join(escape_controls(line) for line in text.split("\n")), file=out)

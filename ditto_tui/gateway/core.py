@@ -1,0 +1,326 @@
+"""The gateway's core: each client connection is a run of the ``mcp-gateway`` graph, its calls gated.
+
+A connection's run has one node, ``session`` (``GATEWAY.SESSION``), that lasts as long as the connection.
+Every ``tools/call`` of the client is a node nested in it (``session/call-N``), an ``INTERACTION.ACT.MCP``
+invocation: the same gate as a graph's MCP call decides it (the sandbox's ``mcp`` grants, the rules,
+grants and modes, the inbox), the journal records it, the timeline and the transcript show it, and the
+run host lists what waits. A ``tools/list`` is a discovery in the run, so the drift check runs on it.
+
+Nothing here imports the MCP SDK: :mod:`ditto_tui.gateway.server` turns the protocol into these calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ditto_tui.contracts import ExternalResult, McpCapability
+from ditto_tui.errors import ValidationError
+from ditto_tui.interaction import McpRegistry
+from ditto_tui.interaction.mcp.blocks import CallTap
+from ditto_tui.program import Program
+from ditto_tui.runs import RunHost
+from ditto_tui.runtime import Graph, define_worker, graph
+from ditto_tui.runtime.worker import WorkerContext
+from ditto_tui.supervise import Inbox
+from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
+
+logger = logging.getLogger(__name__)
+
+GATEWAY_GRAPH = "mcp-gateway"
+SESSION_NODE = "GATEWAY.SESSION"
+ACT_MCP = "INTERACTION.ACT.MCP"
+SEPARATOR = "__"
+"""Between a server's name and its tool's (or prompt's) name when the gateway fronts several servers."""
+
+Elicit = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any] | None]]
+"""Ask the client's person through its own form (``elicitation/create``): the message and the requested
+schema; the content accepted, or None when declined or cancelled."""
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """Who connected: the client's name and version, and what it lets the gateway ask of it."""
+
+    name: str = "unknown client"
+    version: str = ""
+    elicitation: bool = False
+    sampling: bool = False
+    roots: bool = False
+
+    def label(self) -> str:
+        return f"{self.name} {self.version}".strip()
+
+
+@dataclass
+class Connection:
+    """One client connection: its run on the host, the session node's context once it runs, its calls."""
+
+    connection_id: str
+    client: ClientInfo
+    elicit: Elicit | None = None
+    run_id: str | None = None
+    context: WorkerContext | None = None
+    bound: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+    calls: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    called: int = 0
+    transport: Any = None
+    """The protocol side's handle of the connection (notifications to the client go through it)."""
+    asking: dict[str, Elicit] = field(default_factory=dict)
+    """Per running call: how to ask the client's person about it (on the call's own request stream)."""
+
+    async def invoke(self, input: Mapping[str, Any], node_id: str) -> Any:
+        """An ACT.MCP request as a node of this connection's run."""
+        await self.bound.wait()
+        if self.context is None:
+            raise ValidationError("the gateway session's run has ended")
+        return await self.context.invoke(ACT_MCP, dict(input), node_id=node_id)
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """A call's end: the run's result, and the upstream's own result when the call ran (passed on as it
+    is)."""
+
+    result: ExternalResult
+    raw: Any = None
+
+
+class Gateway:
+    """The fronted servers behind one name space, and the runs of the client connections.
+
+    ``servers`` limits the fronted servers (default: every connected one). Tool and prompt names are
+    ``SERVER__NAME`` when several servers are fronted, and unchanged for one.
+    """
+
+    def __init__(self, servers: Sequence[str] | None = None) -> None:
+        self.only = tuple(servers) if servers else None
+        self.connections: dict[str, Connection] = {}
+        self.mcp: McpRegistry | None = None
+        self.host: RunHost | None = None
+        self._ids = itertools.count(1)
+        self._tools: dict[str, tuple[str, str]] = {}
+        self.program = Program(
+            name=GATEWAY_GRAPH,
+            description="An MCP client's connection through ditto-tui mcp serve: every tool call gated.",
+            plan=self.plan(),
+            workers=(define_worker(type="GATEWAY", nodes={SESSION_NODE: self._session}),),
+        )
+
+    @staticmethod
+    def plan() -> Graph:
+        return graph(GATEWAY_GRAPH).node("session", SESSION_NODE, [], lambda given, _deps: given)
+
+    def attach(self, mcp: McpRegistry, host: RunHost) -> None:
+        """Front ``mcp``'s servers; start each connection's run on ``host``."""
+        self.mcp, self.host = mcp, host
+        if self.only is not None:
+            unknown = sorted(set(self.only) - set(mcp.servers()))
+            if unknown:
+                raise ValidationError(f"--servers names no configured MCP server: {', '.join(unknown)}")
+
+    def servers(self) -> list[str]:
+        """The fronted servers, in configuration order."""
+        names = self.mcp.servers() if self.mcp is not None else []
+        return [name for name in names if self.only is None or name in self.only]
+
+    # -- connections --------------------------------------------------------------------------------------
+
+    async def connect(self, client: ClientInfo, elicit: Elicit | None = None) -> Connection:
+        """Start the connection's run (``mcp-gateway``, with the client's name and version as its input)."""
+        if self.host is None:
+            raise ValidationError("the gateway is not attached to its servers yet")
+        connection = Connection(f"gw-{next(self._ids)}", client, elicit)
+        self.connections[connection.connection_id] = connection
+        given = {
+            "connection": connection.connection_id,
+            "client": {"name": client.name, "version": client.version},
+        }
+        connection.run_id = await self.host.start(self.program.plan, given)
+        return connection
+
+    def disconnect(self, connection: Connection) -> None:
+        """The client went away: its run's session node ends, and with it the run."""
+        connection.closed.set()
+        self.connections.pop(connection.connection_id, None)
+
+    def by_run(self, run_id: str | None) -> Connection | None:
+        return next((c for c in self.connections.values() if c.run_id == run_id), None)
+
+    async def _session(self, given: Any, context: WorkerContext) -> dict[str, Any]:
+        """The ``GATEWAY.SESSION`` node: bound to its connection until the client leaves."""
+        connection_id = given.get("connection") if isinstance(given, Mapping) else None
+        connection = self.connections.get(connection_id) if isinstance(connection_id, str) else None
+        if connection is None:  # a run started elsewhere (or again, after its process ended): nothing to do
+            raise ValidationError("this gateway session's client is not connected to this process")
+        connection.context = context
+        connection.bound.set()
+        try:
+            await connection.closed.wait()
+        finally:
+            connection.context = None
+        return {"client": given.get("client"), "calls": connection.called}
+
+    # -- tools --------------------------------------------------------------------------------------------
+
+    def exposed(self, server: str, name: str) -> str:
+        """The name the client sees for ``server``'s tool or prompt ``name``."""
+        return name if len(self.servers()) == 1 else f"{server}{SEPARATOR}{name}"
+
+    def route(self, exposed: str) -> tuple[str, str] | None:
+        """The (server, name) behind an exposed name (None: no fronted server offers it)."""
+        servers = self.servers()
+        if len(servers) == 1:
+            return servers[0], exposed
+        server, separator, name = exposed.partition(SEPARATOR)
+        if not separator or server not in servers or not name:
+            return None
+        return server, name
+
+    async def tools(self, connection: Connection) -> list[tuple[str, McpCapability]]:
+        """Every fronted server's tools (a discovery in the connection's run), with their exposed names; a
+        server whose listing fails is left out (its status says why)."""
+        found: list[tuple[str, McpCapability]] = []
+        for server in self.servers():
+            try:
+                listed = await connection.invoke(
+                    {"operation": "discover", "server": server}, f"list-{next(connection.calls)}"
+                )
+            except Exception as exc:  # one server down does not hide the others
+                logger.warning("listing %s through the gateway failed: %s", server, exc)
+                continue
+            for capability in listed.capabilities:
+                if capability.unsupported is None:
+                    found.append((self.exposed(server, capability.name), capability))
+        return found
+
+    async def call(
+        self,
+        connection: Connection,
+        exposed: str,
+        arguments: Mapping[str, Any],
+        progress: Callable[[float, float | None, str | None], object] | None = None,
+        elicit: Elicit | None = None,
+    ) -> CallOutcome:
+        """Call a tool through the gate, as a node of the connection's run (``progress`` hears the
+        server's progress; ``elicit`` asks the client's person about this call)."""
+        routed = self.route(exposed)
+        if routed is None or self.mcp is None:
+            raise ValidationError(f"no fronted server offers a tool named {exposed!r}")
+        server, name = routed
+        call_id = f"call-{next(connection.calls)}"
+        connection.called += 1
+        tap = CallTap(progress)
+        untap = self.mcp.tap(server, call_id, tap)
+        if elicit is not None:
+            connection.asking[call_id] = elicit
+        try:
+            invocation = await connection.invoke(
+                {
+                    "operation": "invoke",
+                    "server": server,
+                    "call": {"id": call_id, "name": name, "arguments": dict(arguments)},
+                },
+                call_id,
+            )
+        finally:
+            untap()
+            connection.asking.pop(call_id, None)
+        return CallOutcome(invocation.result, tap.raw)
+
+
+# -- asking the client's person --------------------------------------------------------------------------
+
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "decision": {
+            "type": "string",
+            "title": "Decision",
+            "enum": ["approve", "deny"],
+            "description": "approve: the call runs once; deny: it does not run",
+        },
+        "reason": {"type": "string", "title": "Reason (optional)"},
+    },
+    "required": ["decision"],
+}
+
+
+def approval_message(request: ApprovalRequest) -> str:
+    """What the client's form says: the tool, why it asks, and the exact arguments (as JSON text)."""
+    arguments = json.dumps(dict(request.call.arguments), indent=2, ensure_ascii=True, sort_keys=True)
+    lines = ["ditto-tui asks before this tool call runs.", "", f"Tool: {request.tool}"]
+    if request.effects:
+        lines.append(f"Effects: {', '.join(request.effects)}")
+    hints = sorted(name for name, value in (request.annotations or {}).items() if value is True)
+    if hints:
+        lines.append(f"The server says (unchecked): {', '.join(hints)}")
+    lines += [f"Why it asks: {request.rule or 'the approval policy asks for this tool'}", ""]
+    return "\n".join([*lines, "Arguments, exactly as they will run:", arguments])
+
+
+def refusal_text(request: ApprovalRequest, client: ClientInfo) -> str:
+    """Why a call was refused when nobody can be asked, and how to let it run."""
+    return (
+        f"ditto-tui did not run {request.tool}: the call needs a person's approval and "
+        f"{client.label()} cannot ask for it (it does not support elicitation). To approve such "
+        "calls, run the gateway on a run host (runs: {host: local} in ditto.yaml) and answer them "
+        "with `ditto-tui inbox`, the app or a browser; or allow the tool with a rule or a grant "
+        "(`ditto-tui grants`)."
+    )
+
+
+class ClientApprover:
+    """Answers the tool calls of gateway connections when no person watches this process (the embedded
+    host): through the connection's client form when the client supports elicitation (the person there
+    decides: ``decided_by: human``, ``via: client``), else a refusal that says how to approve."""
+
+    request_kinds = frozenset({"tool_call"})
+    name = "ditto-tui mcp serve, with nobody to ask"
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        connection = self.gateway.by_run(request.run_id)
+        if connection is None:
+            return ApprovalDecision(kind="deny", reason="no client of the gateway asked for this call")
+        elicit = connection.asking.get(request.call.id, connection.elicit)
+        if elicit is None or not connection.client.elicitation:
+            return ApprovalDecision(kind="deny", reason=refusal_text(request, connection.client))
+        try:
+            answer = await elicit(approval_message(request), APPROVAL_SCHEMA)
+        except Exception as exc:
+            return ApprovalDecision(
+                kind="deny", reason=f"the client's form failed, so the call did not run: {exc}"[:500]
+            )
+        if answer is None:
+            return ApprovalDecision(
+                kind="deny", reason=f"declined in {connection.client.label()}", via="client"
+            )
+        reason = answer.get("reason")
+        reason = reason.strip()[:500] if isinstance(reason, str) and reason.strip() else None
+        if answer.get("decision") == "approve":
+            return ApprovalDecision(kind="approve", reason=reason, via="client")
+        return ApprovalDecision(
+            kind="deny", reason=reason or f"denied in {connection.client.label()}", via="client"
+        )
+
+
+class GatewayInbox(Inbox):
+    """The gateway's inbox, named on the record by who answers it: the person at the MCP client (its
+    form), or, on a durable host, a person through the run host's inbox."""
+
+    def __init__(self, answerer: ClientApprover | None) -> None:
+        super().__init__(answerer)
+        self.name = (
+            "a person, through the run host's inbox (ditto-tui mcp serve)"
+            if answerer is None
+            else "the person at the MCP client, in its own form (ditto-tui mcp serve)"
+        )
