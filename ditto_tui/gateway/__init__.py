@@ -72,11 +72,19 @@ async def open_gateway(
 
 
 async def serve_stdio(config: RuntimeConfig, workspace: Path, servers: Sequence[str] = ()) -> int:
-    """Serve one client over this process's stdin and stdout until it closes them."""
+    """Serve one client over this process's stdin and stdout until it closes them.
+
+    The connection speaks the handshake era of the protocol (``initialize`` first): a client offering
+    the per-request era falls back to it. Only there may the gateway ask the client (its form for an
+    approval, a server's sampling and elicitation), which supervising needs.
+    """
+    from mcp.server.runner import serve_loop
     from mcp.server.stdio import stdio_server
 
     async with open_gateway(config, workspace, servers) as server, stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        async with server.lifespan(server) as state:
+            options = server.create_initialization_options()
+            await serve_loop(server, read, write, lifespan_state=state, init_options=options)
     return 0
 
 
