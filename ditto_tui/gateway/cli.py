@@ -90,21 +90,28 @@ def _command() -> list[str]:
     return [found] if Path(found).exists() else [sys.executable, "-m", "ditto_tui"]
 
 
+WHERE = {
+    "claude": "Add this to claude_desktop_config.json (Settings > Developer > Edit Config)",
+    "cursor": "Add this to .cursor/mcp.json in the project (or ~/.cursor/mcp.json)",
+    "claude-code": "Run this in the project",
+}
+
+
 def config_block(client: str, workspace: Path) -> str:
     """What to add to ``client``'s settings to reach the gateway over stdio on ``workspace``."""
     command, *lead = _command()
     arguments = [*lead, "--workspace", str(workspace), "mcp", "serve", "--stdio"]
     if client == "claude-code":
         return "claude mcp add " + NAME + " -- " + shlex.join([command, *arguments])
-    block = {"mcpServers": {NAME: {"command": command, "args": arguments}}}
-    where = (
-        "claude_desktop_config.json (Settings → Developer → Edit Config)"
-        if client == "claude"
-        else ".cursor/mcp.json (or ~/.cursor/mcp.json)"
-    )
-    return f"// add to {where}; remove the servers it fronts from there\n" + json.dumps(block, indent=2)
+    return json.dumps({"mcpServers": {NAME: {"command": command, "args": arguments}}}, indent=2)
 
 
 def config_command(args: argparse.Namespace, workspace: Path, out: TextIO) -> int:
+    """The block on stdout (to paste, or to redirect into a file); where it goes on stderr."""
+    print(
+        f"{WHERE[args.client]}, and remove from the client the servers the gateway fronts "
+        "(they are reached through it):",
+        file=sys.stderr,
+    )
     print(config_block(args.client, workspace), file=out)
     return 0
