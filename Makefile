@@ -96,4 +96,5 @@ bench: $(DEV_STAMP) bytecode
 	$(PY) -m benchmarks.bench_tui && \
 	$(PY) -m benchmarks.bench_stream && \
 	$(PY) -m benchmarks.bench_durable && \
-	$(PY) -m benchmarks.bench_serve
+	$(PY) -m benchmarks.bench_serve && \
+	$(PY) -m benchmarks.bench_gateway

@@ -184,21 +184,30 @@ class Gateway:
         return server, name
 
     async def tools(self, connection: Connection) -> list[tuple[str, McpCapability]]:
-        """Every fronted server's tools (a discovery in the connection's run), with their exposed names; a
-        server whose listing fails is left out (its status says why)."""
-        found: list[tuple[str, McpCapability]] = []
-        for server in self.servers():
+        """Every fronted server's tools, with their exposed names: as each server last listed them while
+        that listing holds, else a discovery in the connection's run (all servers at once, each checked
+        for drift); a server whose listing fails is left out (its status says why)."""
+
+        async def listed(server: str) -> list[McpCapability]:
+            known = self.mcp.listed(server) if self.mcp is not None else None
+            if known is not None:  # kept fresh by the server's list_changed, relisted (and checked) then
+                return [capability for capability in known if capability.unsupported is None]
             try:
-                listed = await connection.invoke(
+                found = await connection.invoke(
                     {"operation": "discover", "server": server}, f"list-{next(connection.calls)}"
                 )
             except Exception as exc:  # one server down does not hide the others
                 logger.warning("listing %s through the gateway failed: %s", server, exc)
-                continue
-            for capability in listed.capabilities:
-                if capability.unsupported is None:
-                    found.append((self.exposed(server, capability.name), capability))
-        return found
+                return []
+            return [capability for capability in found.capabilities if capability.unsupported is None]
+
+        servers = self.servers()
+        listings = await asyncio.gather(*(listed(server) for server in servers))
+        return [
+            (self.exposed(server, capability.name), capability)
+            for server, capabilities in zip(servers, listings, strict=True)
+            for capability in capabilities
+        ]
 
     async def call(
         self,

@@ -125,6 +125,10 @@ class ToolCatalog:
         tools = self._known.get(server)
         return tools.get(name) if tools is not None else None
 
+    def listed(self, server: str) -> bool:
+        """Whether ``server`` has a complete listing on record."""
+        return server in self._known
+
     def tools(self, server: str) -> list[McpCapability]:
         """Every tool ``server`` listed last time, in listing order."""
         return list(self._known.get(server, {}).values())

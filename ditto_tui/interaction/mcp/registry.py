@@ -265,6 +265,16 @@ class McpRegistry:
         """What ``server`` listed at its last complete discovery (empty before one)."""
         return self._catalog.tools(server)
 
+    def listed(self, server: str) -> list[McpCapability] | None:
+        """What ``server`` listed last, while it holds: None before a complete listing, after the server
+        said its list changed (until relisted), or while it is not connected."""
+        if server in self._stale or server in self._refreshing or server not in self._clients:
+            return None
+        status = self._statuses.get(server)
+        if status is not None and status.state != "connected":
+            return None
+        return self._catalog.tools(server) if self._catalog.listed(server) else None
+
     def pending_changes(self, server: str | None = None) -> list[tuple[str, McpToolChange]]:
         """Tools whose definition moved from the one first seen, as ``(server, change)``."""
         return self._catalog.pending(server)
