@@ -15,9 +15,9 @@ import asyncio
 import itertools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ditto_tui.contracts import ExternalResult, McpCapability
 from ditto_tui.errors import ValidationError
@@ -28,6 +28,13 @@ from ditto_tui.runs import RunHost
 from ditto_tui.runtime import Graph, define_worker, graph
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.supervise import Inbox
+from ditto_tui.supervise.mcp_requests import (
+    ElicitAction,
+    ElicitationAnswer,
+    ElicitationRequest,
+    SamplingAnswer,
+    SamplingRequest,
+)
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
 
 logger = logging.getLogger(__name__)
@@ -38,9 +45,27 @@ ACT_MCP = "INTERACTION.ACT.MCP"
 SEPARATOR = "__"
 """Between a server's name and its tool's (or prompt's) name when the gateway fronts several servers."""
 
-Elicit = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any] | None]]
-"""Ask the client's person through its own form (``elicitation/create``): the message and the requested
-schema; the content accepted, or None when declined or cancelled."""
+
+class ClientChannel(Protocol):
+    """What the gateway may ask of one client (on a call's own request stream, or the connection's)."""
+
+    async def elicit_form(
+        self, message: str, schema: Mapping[str, Any]
+    ) -> tuple[str, Mapping[str, Any] | None]:
+        """``elicitation/create`` in form mode: (accept, decline or cancel; the content accepted)."""
+        ...
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> str:
+        """``elicitation/create`` in url mode: accept, decline or cancel."""
+        ...
+
+    async def sample(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``sampling/createMessage`` with a server's request: the client's result, in wire form."""
+        ...
+
+    async def log(self, level: str, logger: str | None, data: Any) -> None:
+        """``notifications/message`` to the client."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -63,7 +88,8 @@ class Connection:
 
     connection_id: str
     client: ClientInfo
-    elicit: Elicit | None = None
+    channel: ClientChannel | None = None
+    """The connection's own channel to the client (for requests outside any call)."""
     run_id: str | None = None
     context: WorkerContext | None = None
     bound: asyncio.Event = field(default_factory=asyncio.Event)
@@ -72,8 +98,8 @@ class Connection:
     called: int = 0
     transport: Any = None
     """The protocol side's handle of the connection (notifications to the client go through it)."""
-    asking: dict[str, Elicit] = field(default_factory=dict)
-    """Per running call: how to ask the client's person about it (on the call's own request stream)."""
+    asking: dict[str, tuple[str, ClientChannel]] = field(default_factory=dict)
+    """Per running call: its server, and the channel to the client on the call's own request stream."""
 
     async def invoke(self, input: Mapping[str, Any], node_id: str) -> Any:
         """An ACT.MCP request as a node of this connection's run."""
@@ -132,11 +158,11 @@ class Gateway:
 
     # -- connections --------------------------------------------------------------------------------------
 
-    async def connect(self, client: ClientInfo, elicit: Elicit | None = None) -> Connection:
+    async def connect(self, client: ClientInfo, channel: ClientChannel | None = None) -> Connection:
         """Start the connection's run (``mcp-gateway``, with the client's name and version as its input)."""
         if self.host is None:
             raise ValidationError("the gateway is not attached to its servers yet")
-        connection = Connection(f"gw-{next(self._ids)}", client, elicit)
+        connection = Connection(f"gw-{next(self._ids)}", client, channel)
         self.connections[connection.connection_id] = connection
         given = {
             "connection": connection.connection_id,
@@ -152,6 +178,28 @@ class Gateway:
 
     def by_run(self, run_id: str | None) -> Connection | None:
         return next((c for c in self.connections.values() if c.run_id == run_id), None)
+
+    def channel_for(self, server: str, capability: str) -> tuple[Connection, ClientChannel] | None:
+        """Whom to ask for what ``server`` asks (``sampling`` or ``elicitation``): the client whose call on
+        it runs now (on that call's stream), else the latest connected client that declares it."""
+        connections = [c for c in reversed(self.connections.values()) if getattr(c.client, capability)]
+        for connection in connections:
+            for called, channel in reversed(connection.asking.values()):
+                if called == server:
+                    return connection, channel
+        for connection in connections:
+            if connection.channel is not None:
+                return connection, connection.channel
+        return None
+
+    def calling(self, server: str) -> list[ClientChannel]:
+        """The channels of the calls running on ``server`` now (its log lines go to their clients)."""
+        return [
+            channel
+            for connection in self.connections.values()
+            for called, channel in connection.asking.values()
+            if called == server
+        ]
 
     async def _session(self, given: Any, context: WorkerContext) -> dict[str, Any]:
         """The ``GATEWAY.SESSION`` node: bound to its connection until the client leaves."""
@@ -215,10 +263,10 @@ class Gateway:
         exposed: str,
         arguments: Mapping[str, Any],
         progress: Callable[[float, float | None, str | None], object] | None = None,
-        elicit: Elicit | None = None,
+        channel: ClientChannel | None = None,
     ) -> CallOutcome:
         """Call a tool through the gate, as a node of the connection's run (``progress`` hears the
-        server's progress; ``elicit`` asks the client's person about this call)."""
+        server's progress; ``channel`` reaches the client on this call's own stream)."""
         routed = self.route(exposed)
         if routed is None or self.mcp is None:
             raise ValidationError(f"no fronted server offers a tool named {exposed!r}")
@@ -227,8 +275,8 @@ class Gateway:
         connection.called += 1
         tap = CallTap(progress)
         untap = self.mcp.tap(server, call_id, tap)
-        if elicit is not None:
-            connection.asking[call_id] = elicit
+        if channel is not None:
+            connection.asking[call_id] = (server, channel)
         try:
             invocation = await connection.invoke(
                 {
@@ -286,40 +334,83 @@ def refusal_text(request: ApprovalRequest, client: ClientInfo) -> str:
 
 
 class ClientApprover:
-    """Answers the tool calls of gateway connections when no person watches this process (the embedded
-    host): through the connection's client form when the client supports elicitation (the person there
-    decides: ``decided_by: human``, ``via: client``), else a refusal that says how to approve."""
+    """Answers what the gateway's runs ask when no person watches this process (the embedded host): a
+    tool call through the client's form when it has elicitation (the person there decides:
+    ``decided_by: human``, ``via: client``), else a refusal that says how to approve; a server's sampling
+    and elicitation go to the client that declares them (the one whose call on that server runs now),
+    after the same checks and bounds as any client's, else they are refused."""
 
-    request_kinds = frozenset({"tool_call"})
+    request_kinds = frozenset({"tool_call", "sampling", "elicitation"})
     name = "ditto-tui mcp serve, with nobody to ask"
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
 
-    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+    async def decide(self, request: Any) -> Any:
+        if isinstance(request, SamplingRequest):
+            return await self._sample(request)
+        if isinstance(request, ElicitationRequest):
+            return await self._elicit(request)
+        return await self._approve(request)
+
+    async def _approve(self, request: ApprovalRequest) -> ApprovalDecision:
         connection = self.gateway.by_run(request.run_id)
         if connection is None:
             return ApprovalDecision(kind="deny", reason="no client of the gateway asked for this call")
-        elicit = connection.asking.get(request.call.id, connection.elicit)
-        if elicit is None or not connection.client.elicitation:
+        asked = connection.asking.get(request.call.id)
+        channel = asked[1] if asked is not None else connection.channel
+        if channel is None or not connection.client.elicitation:
             return ApprovalDecision(kind="deny", reason=refusal_text(request, connection.client))
         try:
-            answer = await elicit(approval_message(request), APPROVAL_SCHEMA)
+            action, answer = await channel.elicit_form(approval_message(request), APPROVAL_SCHEMA)
         except Exception as exc:
             return ApprovalDecision(
                 kind="deny", reason=f"the client's form failed, so the call did not run: {exc}"[:500]
             )
-        if answer is None:
-            return ApprovalDecision(
-                kind="deny", reason=f"declined in {connection.client.label()}", via="client"
-            )
+        label = connection.client.label()
+        if action != "accept" or answer is None:
+            return ApprovalDecision(kind="deny", reason=f"declined in {label}", via="client")
         reason = answer.get("reason")
         reason = reason.strip()[:500] if isinstance(reason, str) and reason.strip() else None
         if answer.get("decision") == "approve":
             return ApprovalDecision(kind="approve", reason=reason, via="client")
-        return ApprovalDecision(
-            kind="deny", reason=reason or f"denied in {connection.client.label()}", via="client"
+        return ApprovalDecision(kind="deny", reason=reason or f"denied in {label}", via="client")
+
+    async def _sample(self, request: SamplingRequest) -> SamplingAnswer:
+        found = self.gateway.channel_for(request.server, "sampling")
+        if found is None:
+            return SamplingAnswer(approves=False, reason="no client of the gateway takes sampling requests")
+        connection, channel = found
+        try:
+            result = await channel.sample(request.params)
+        except Exception as exc:
+            return SamplingAnswer(
+                approves=False, reason=f"{connection.client.label()} did not sample: {exc}"[:500]
+            )
+        content = result.get("content")
+        blocks = content if isinstance(content, list) else [content]
+        text = "".join(
+            b.get("text", "") for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"
         )
+        return SamplingAnswer(approves=True, text=text, reason=f"answered by {connection.client.label()}")
+
+    async def _elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        found = self.gateway.channel_for(request.server, "elicitation")
+        if found is None:
+            return ElicitationAnswer(action="decline")
+        _connection, channel = found
+        try:
+            if request.mode == "url" and request.url is not None:
+                action = await channel.elicit_url(request.message, request.url, request.elicitation_id or "")
+                return ElicitationAnswer(action=_action(action))
+            action, content = await channel.elicit_form(request.message, request.requested_schema or {})
+        except Exception:
+            return ElicitationAnswer(action="cancel")
+        return ElicitationAnswer(action=_action(action), content=content if action == "accept" else None)
+
+
+def _action(action: str) -> ElicitAction:
+    return action if action in ("accept", "decline", "cancel") else "cancel"  # type: ignore[return-value]
 
 
 class GatewayInbox(Inbox):

@@ -15,6 +15,7 @@ import binascii
 import contextlib
 import json
 import logging
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +24,9 @@ from mcp.server.connection import Connection as SdkConnection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.uri_template import UriTemplate
 
 from ditto_tui.contracts import ExternalResult, McpCapability
@@ -162,6 +165,11 @@ class GatewayHandlers:
             "Every tool call goes through ditto-tui's supervision: calls that need a person's approval "
             "wait for it, and a denied call returns an error result that says why."
         )
+        with warnings.catch_warnings():  # logging/setLevel is deprecated in the newest protocol era only
+            warnings.simplefilter("ignore")
+            return self._server(name, version, instructions)
+
+    def _server(self, name: str, version: str, instructions: str) -> GatewayServer:
         return GatewayServer(
             name,
             version=version,
@@ -176,6 +184,7 @@ class GatewayHandlers:
             on_list_prompts=self.list_prompts,
             on_get_prompt=self.get_prompt,
             on_completion=self.complete,
+            on_set_logging_level=self.set_level,
         )
 
     # -- connections --------------------------------------------------------------------------------------
@@ -186,7 +195,8 @@ class GatewayHandlers:
         sdk = _sdk_connection(ctx)
         started: asyncio.Future[Connection] | None = sdk.state.get(_STATE)
         if started is None:
-            started = asyncio.ensure_future(self.gateway.connect(_client(ctx), self._elicit(sdk)))
+            channel = SessionChannel(ctx.session, None)  # the connection's own channel
+            started = asyncio.ensure_future(self.gateway.connect(_client(ctx), channel))
             sdk.state[_STATE] = started
             sdk.exit_stack.push_async_callback(self._closed, sdk, started)
         connection = await asyncio.shield(started)
@@ -199,31 +209,16 @@ class GatewayHandlers:
         if started.done() and not started.cancelled() and started.exception() is None:
             self.gateway.disconnect(started.result())
 
-    def _elicit(self, sdk: SdkConnection) -> Any:
-        async def elicit(message: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
-            request = types.ElicitRequest(
-                params=types.ElicitRequestFormParams(message=message, requested_schema=dict(schema))
-            )
-            return _accepted(await sdk.send_request(request))
-
-        return elicit
-
-    @staticmethod
-    def _elicit_in(ctx: ServerRequestContext[Any, Any]) -> Any:
-        """Ask on the stream of the request ``ctx`` answers (a call's own, on streamable HTTP)."""
-        session, related = ctx.session, ctx.request_id
-
-        async def elicit(message: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
-            return _accepted(await session.elicit_form(message, dict(schema), related_request_id=related))
-
-        return elicit
-
     def watch(self) -> None:
         """Announce to every client the changes the fronted servers report."""
         mcp = self.gateway.mcp
         if mcp is None:
             return
-        self._stops = [mcp.on_change(self._tools_changed), mcp.on_offer_change(self._offer_changed)]
+        self._stops = [
+            mcp.on_change(self._tools_changed),
+            mcp.on_offer_change(self._offer_changed),
+            mcp.on_message(self._logged),
+        ]
 
     def close(self) -> None:
         for stop in self._stops:
@@ -236,6 +231,12 @@ class GatewayHandlers:
             if sdk is not None:
                 task = asyncio.ensure_future(send(sdk))
                 task.add_done_callback(_quiet)
+
+    def _logged(self, server: str, level: str, logger: str | None, data: Any) -> None:
+        """A server's log message during calls of clients: to each of them, on the call's stream."""
+        for channel in self.gateway.calling(server):
+            task = asyncio.ensure_future(channel.log(level, logger or server, data))
+            task.add_done_callback(_quiet)
 
     def _tools_changed(self, change: McpToolsChanged) -> None:
         if change.server in self.gateway.servers():
@@ -280,7 +281,7 @@ class GatewayHandlers:
                 params.name,
                 params.arguments or {},
                 progress if token is not None else None,
-                self._elicit_in(ctx),
+                SessionChannel(ctx.session, ctx.request_id),
             )
         except DittoError as exc:
             return types.CallToolResult(
@@ -385,6 +386,20 @@ class GatewayHandlers:
                 await self._mcp().unsubscribe_resource(self._server_of(uri), uri)
         return types.EmptyResult()
 
+    async def set_level(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        """The client's log level, asked of every fronted server that logs."""
+        await self.connection(ctx)
+        mcp = self._mcp()
+
+        async def one(server: str) -> None:
+            with contextlib.suppress(DittoError):
+                await mcp.set_logging_level(server, params.level)
+
+        await asyncio.gather(*(one(server) for server in self.gateway.servers()))
+        return types.EmptyResult()
+
     # -- prompts and completion ---------------------------------------------------------------------------
 
     async def list_prompts(
@@ -438,10 +453,37 @@ class GatewayHandlers:
         return types.CompleteResult.model_validate({"completion": done})
 
 
-def _accepted(answer: types.ElicitResult) -> Mapping[str, Any] | None:
-    if answer.action != "accept" or answer.content is None:
-        return None
-    return dict(answer.content)
+class SessionChannel:
+    """The gateway's requests to a client through the SDK session, on the stream of the request
+    ``related`` (a call's), or the connection's own when it is None."""
+
+    def __init__(self, session: ServerSession, related: types.RequestId | None) -> None:
+        self.session, self.related = session, related
+
+    async def elicit_form(
+        self, message: str, schema: Mapping[str, Any]
+    ) -> tuple[str, Mapping[str, Any] | None]:
+        answer = await self.session.elicit_form(message, dict(schema), related_request_id=self.related)
+        return answer.action, dict(answer.content) if answer.content is not None else None
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> str:
+        answer = await self.session.elicit_url(message, url, elicitation_id, related_request_id=self.related)
+        return answer.action
+
+    async def sample(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        request = types.CreateMessageRequest(
+            params=types.CreateMessageRequestParams.model_validate(dict(params))
+        )
+        metadata = ServerMessageMetadata(related_request_id=self.related)
+        result = await self.session.send_request(request, types.CreateMessageResult, metadata=metadata)
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    async def log(self, level: str, logger: str | None, data: Any) -> None:
+        chosen = level if level in _LEVELS else "info"
+        await self.session.send_log_message(chosen, data, logger=logger, related_request_id=self.related)  # type: ignore[arg-type]
+
+
+_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 def _quiet(task: asyncio.Future[Any]) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from ditto_tui.demo.servers import demo_server_args
 from ditto_tui.runtime.events import (
@@ -319,3 +320,75 @@ async def test_progress_reaches_the_client_and_a_cancelled_call_ends_in_the_run(
     outcomes = ended(journal)
     calls = [e.node_id for e in journal.events if isinstance(e, NodeStarted) and "/call-" in e.node_id]
     assert [outcomes[call] for call in calls] == ["finished", "cancelled", "finished"]
+
+
+async def test_a_servers_sampling_elicitation_and_logs_reach_the_client_whose_call_runs(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """server-everything asks for a sampling and an elicitation inside its tool calls: they reach the
+    client that made the call (its model and its person answer), and the server's log messages during a
+    call reach that client too."""
+    config = two_servers(tmp_path)
+    sampled: list[Any] = []
+    logged: list[Any] = []
+
+    async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        sampled.append(params)
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="the client's model says hello"),
+            model="client-model",
+        )
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        schema = getattr(params, "requested_schema", {}) or {}
+        content = {
+            name: "Ada" for name, prop in schema.get("properties", {}).items() if prop.get("type") == "string"
+        }
+        return types.ElicitResult(action="accept", content=content)
+
+    async def log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ditto_tui", "--workspace", str(workspace), "--config", str(config), "mcp", "serve"],
+        env={**os.environ, "DITTO_TUI_HOME": str(home)},
+    )
+    with open(home.parent / "gateway-stderr.log", "a", encoding="utf-8") as errors:
+        async with (
+            stdio_client(params, errlog=errors) as (read, write),
+            ClientSession(
+                read,
+                write,
+                sampling_callback=sample,
+                elicitation_callback=elicit,
+                logging_callback=log,
+                client_info=types.Implementation(name="full-client", version="4"),
+            ) as client,
+        ):
+            await client.initialize()
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {
+                "everything__trigger-sampling-request",
+                "everything__trigger-elicitation-request",
+            } <= names
+            answered = await client.call_tool(
+                "everything__trigger-sampling-request", {"prompt": "Say hello", "maxTokens": 20}
+            )
+            assert "the client's model says hello" in text_of(answered)
+            (asked,) = sampled
+            assert "Say hello" in json.dumps(asked.model_dump(mode="json"))
+            elicited = await client.call_tool("everything__trigger-elicitation-request", {})
+            assert "Ada" in text_of(elicited)
+            with pytest.warns(MCPDeprecationWarning):  # deprecated in the newest era only: still served
+                await client.set_logging_level("debug")
+            await client.call_tool("everything__toggle-simulated-logging", {})
+            for _ in range(50):
+                if logged:
+                    break
+                await client.call_tool(
+                    "everything__trigger-long-running-operation", {"duration": 0.2, "steps": 2}
+                )
+            await client.call_tool("everything__toggle-simulated-logging", {})
+    assert logged, "no log message of the server reached the client"

@@ -395,6 +395,7 @@ class Connection:
         """The session's ``logging_callback``: each ``notifications/message`` goes, sanitised, to the log."""
         if self._sink is not None:
             self._sink.log(params.level, params.logger, params.data)
+        self.registry.server_message(self.server, params.level, params.logger, params.data)
 
     def _callbacks(self, sink: LogSink) -> dict[str, Any]:
         """Sampling, elicitation and roots callbacks when the application answers them; none otherwise."""

@@ -104,6 +104,7 @@ class McpLogLine:
 
 
 LogListener = Callable[[McpLogLine], object]
+MessageListener = Callable[[str, str, "str | None", Any], object]
 
 
 def _positive(name: str, value: int) -> int:
@@ -192,6 +193,7 @@ class McpRegistry:
         self._reconnectors: dict[str, Callable[[], Awaitable[McpClient]]] = {}
         self._reconnecting: dict[str, asyncio.Task[None]] = {}
         self._taps: dict[tuple[str, str], CallTap] = {}
+        self._message_listeners: list[MessageListener] = []
 
     def tap(self, server: str, call_id: str, tap: CallTap) -> Callable[[], None]:
         """Let ``tap`` watch the call ``call_id`` on ``server`` when it runs (its progress, its result as
@@ -300,6 +302,19 @@ class McpRegistry:
         """A server's notification that ``kind`` changed (the connection calls this); listeners are told."""
         if server in self._clients:
             _notify(self._offer_listeners, McpOfferChanged(server, kind, uri))
+
+    def on_message(self, callback: MessageListener) -> Callable[[], bool]:
+        """Hear each log message a server sends (``notifications/message``) as it sent it: (server,
+        level, logger, data); untrusted, for passing on (the log lines are the sanitised record)."""
+        return _subscribe(self._message_listeners, callback)
+
+    def server_message(self, server: str, level: str, logger: str | None, data: Any) -> None:
+        """A server sent a log message (the SDK adapter calls this)."""
+        for listener in list(self._message_listeners):
+            try:
+                listener(server, level, logger, data)
+            except Exception:
+                logging.getLogger(__name__).exception("a log message listener failed")
 
     def on_log(self, callback: LogListener) -> Callable[[], bool]:
         """Call ``callback`` with every :class:`McpLogLine` a server's log gets from now on."""
