@@ -392,3 +392,47 @@ async def test_a_servers_sampling_elicitation_and_logs_reach_the_client_whose_ca
                 )
             await client.call_tool("everything__toggle-simulated-logging", {})
     assert logged, "no log message of the server reached the client"
+
+
+async def test_a_tool_that_changed_is_announced_to_the_client_after_the_drift_check_and_not_called(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """The upstream changes ``search``'s description and says so: the gateway relists it, the drift
+    check holds the changed tool, the client hears tools/list_changed, and a call of it is refused (the
+    person accepts the change first, as for a run's call)."""
+    hostile = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "hostile.py"
+    config = tmp_path / "hostile.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "sandbox": {"mcp": ["hostile"]},
+                "mcp": {"servers": {"hostile": {"command": sys.executable, "args": [str(hostile)]}}},
+                "approval": {"rules": [{"mcp": "hostile:*", "decision": "allow"}]},
+            }
+        ),
+        encoding="utf-8",
+    )
+    announced = asyncio.Event()
+
+    async def heard(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            announced.set()
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ditto_tui", "--workspace", str(workspace), "--config", str(config), "mcp", "serve"],
+        env={**os.environ, "DITTO_TUI_HOME": str(home)},
+    )
+    with open(home.parent / "gateway-stderr.log", "a", encoding="utf-8") as errors:
+        async with (
+            stdio_client(params, errlog=errors) as (read, write),
+            ClientSession(read, write, message_handler=heard) as client,
+        ):
+            await client.initialize()
+            before = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert "search" in before and "id_rsa" not in (before["search"].description or "")
+            assert not (await client.call_tool("search", {"query": "x"})).is_error
+            await client.call_tool("mutate", {})
+            await asyncio.wait_for(announced.wait(), 30)
+            refused = await client.call_tool("search", {"query": "x"})
+    assert refused.is_error and "MCP_TOOL_CHANGED" in text_of(refused)
