@@ -171,6 +171,7 @@ def run_json(summary: RunSummary) -> dict[str, Any]:
         "approvals": dict(summary.approvals),
         "path": str(summary.path),
         "waiting_on": summary.waiting_on,
+        **({"client": summary.client} if summary.client is not None else {}),
     }
 
 
@@ -185,7 +186,7 @@ def print_runs(summaries: list[RunSummary], out: TextIO) -> None:
     rows = [
         (
             safe(summary.run_id),
-            safe(summary.graph),
+            safe(summary.graph if summary.client is None else f"{summary.graph} ({summary.client})"),
             when(summary.started_at),
             duration(summary.duration_ms),
             summary.outcome,

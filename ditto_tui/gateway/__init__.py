@@ -52,6 +52,8 @@ async def open_gateway(
             if durable:
                 await host.work(session.runtime, session.inbox, [gateway.program.plan])  # type: ignore[attr-defined]
             gateway.attach(session.mcp, host)
+            if session.journal is not None:
+                gateway.record_input = session.journal.next_input
             handlers = GatewayHandlers(gateway)
             handlers.watch()
             from ditto_tui import __version__

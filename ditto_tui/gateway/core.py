@@ -131,7 +131,9 @@ class Gateway:
         self.mcp: McpRegistry | None = None
         self.host: RunHost | None = None
         self._ids = itertools.count(1)
-        self._tools: dict[str, tuple[str, str]] = {}
+        self._starting = asyncio.Lock()
+        self.record_input: Callable[[Any], None] | None = None
+        """Puts the next run's input on its record (the journal's ``next_input``)."""
         self.program = Program(
             name=GATEWAY_GRAPH,
             description="An MCP client's connection through ditto-tui mcp serve: every tool call gated.",
@@ -168,7 +170,10 @@ class Gateway:
             "connection": connection.connection_id,
             "client": {"name": client.name, "version": client.version},
         }
-        connection.run_id = await self.host.start(self.program.plan, given)
+        async with self._starting:  # the recorded input is the next run's: one start at a time
+            if self.record_input is not None:
+                self.record_input(given)
+            connection.run_id = await self.host.start(self.program.plan, given)
         return connection
 
     def disconnect(self, connection: Connection) -> None:

@@ -144,6 +144,8 @@ async def test_a_write_asks_the_clients_form_runs_once_approved_and_is_journaled
     (message,) = asked
     assert "Tool: demo:write_note" in message and '"name": "gateway.md"' in message
     (journal,) = gateway_runs(workspace)
+    (session,) = [run for run in list_runs(workspace) if run.graph == "mcp-gateway"]
+    assert session.client == "gateway-test 1.2"  # the runs list names the client
     started = next(e for e in journal.events if isinstance(e, RunStarted))
     assert started.plan == "mcp-gateway"
     nodes = [e.node_id for e in journal.events if isinstance(e, NodeStarted)]

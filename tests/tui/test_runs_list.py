@@ -47,3 +47,14 @@ def test_a_long_or_hostile_graph_name_is_cut_and_shown_plainly() -> None:
     assert "g" * (MAX_GRAPH_COLUMN - 1) + "…" in cut and "g" * MAX_GRAPH_COLUMN not in cut
     shown = run_label(hostile, live=True, graph_width=width)
     assert "[bold]x⟨ESC⟩[31m" in shown.plain and shown.plain.startswith("● ")
+
+
+def test_a_gateway_session_names_its_client_plainly() -> None:
+    session = summary("mcp-gateway", "running", None, "1")
+    given = {"connection": "gw-1", "client": {"name": "Claude[red]\x1b", "version": "1.2"}}
+    session = RunSummary(**{**session.__dict__, "input": given, "has_input": True})
+    assert session.client == "Claude[red]\x1b 1.2"
+    line = run_label(session, live=False).plain
+    assert "Claude[red]⟨ESC⟩ 1.2" in line
+    other = summary("react-agent", "succeeded", 1.0, "2")
+    assert RunSummary(**{**other.__dict__, "input": given}).client is None  # only a gateway session

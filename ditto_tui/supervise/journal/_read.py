@@ -227,6 +227,16 @@ class RunSummary:
     """The input the run was started on, as its header records it (``has_input`` says whether it does)."""
     has_input: bool = False
 
+    @property
+    def client(self) -> str | None:
+        """For a session of the MCP gateway (graph ``mcp-gateway``): the client's name and version, as
+        the client gave them (untrusted text)."""
+        given = self.input.get("client") if isinstance(self.input, Mapping) else None
+        if self.graph != "mcp-gateway" or not isinstance(given, Mapping):
+            return None
+        label = f"{given.get('name') or 'unknown client'} {given.get('version') or ''}".strip()
+        return label[:120]
+
 
 def unfinished_outcome(header: Mapping[str, Any]) -> str:
     """The outcome of a journal with no ``run_finished``: ``recorded`` for calls made outside any run

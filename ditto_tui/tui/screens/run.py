@@ -34,7 +34,7 @@ from ditto_tui.tui.run_state import RunModel
 from ditto_tui.tui.screens.confirm import ConfirmModal
 from ditto_tui.tui.screens.grants import GrantsModal
 from ditto_tui.tui.screens.replay import ReplayScreen
-from ditto_tui.tui.screens.runs import HostRunsModal, Rerun, RunsModal
+from ditto_tui.tui.screens.runs import EndRun, HostRunsModal, Rerun, RunsModal
 from ditto_tui.tui.widgets.dag import DagView
 from ditto_tui.tui.widgets.detail import TextView
 from ditto_tui.tui.widgets.footer import KeysFooter
@@ -274,8 +274,29 @@ class RunScreen(Guarded, Screen[None]):
             return
         live = self.bridge.runs[-1] if self.running and self.bridge.runs else self.following
         chosen = await self.app.push_screen_wait(HostRunsModal(summaries, live))
-        if chosen is not None:
+        if isinstance(chosen, EndRun):
+            await self.end_host_run(chosen.run_id, summaries)
+        elif chosen is not None:
             await self.attach(chosen)
+
+    async def end_host_run(self, run_id: str, summaries: list[Any]) -> None:
+        """Ask, then end run ``run_id`` on the durable host: its calls stop, its pending requests end
+        cancelled (a gateway session's client is told so on its next call)."""
+        graph = next((s.graph for s in summaries if s.run_id == run_id), "run")
+        question = (
+            f"End run {short_run_id(run_id)} ({graph}) on the run host? Its running calls stop and its "
+            "pending requests end cancelled."
+        )
+        confirmed = await self.app.push_screen_wait(ConfirmModal("End the run", question))
+        if not confirmed:
+            return
+        try:
+            await (await self.bridge.durable()).cancel(run_id, "ended in the app")
+        except Exception as exc:
+            message = public_message_from_exception(exc, workspace=self.bridge.spec.workspace)
+            self.notify(visible(message), title="End run", severity="error", markup=False)
+            return
+        self.notify(f"Run {short_run_id(run_id)} ended.", markup=False)
 
     async def _open_run(self, path: Any) -> None:
         if path is None:

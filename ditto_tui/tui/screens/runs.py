@@ -76,6 +76,9 @@ def run_label(summary: RunSummary, *, live: bool, graph_width: int = 0) -> Text:
         line.append(f"  {decided} decision{'s' if decided != 1 else ''}", style="dim")
     if summary.follows:
         line.append(f"  follows {short_run_id(summary.follows)}", style="dim")
+    if summary.client is not None:  # a session of the MCP gateway: which client it served
+        line.append("  ")
+        line.append_text(one_line(summary.client, style="italic"))
     line.append(f"  {short_run_id(summary.run_id)}", style="dim")
     return line
 
@@ -169,12 +172,23 @@ def host_run_label(summary: HostRun, *, live: bool, graph_width: int = 0) -> Tex
     return line
 
 
-class HostRunsModal(Guarded, ModalScreen[str | None]):
+@dataclass(frozen=True)
+class EndRun:
+    """End a running run of the durable host (a gateway client's session, a detached run...)."""
+
+    run_id: str
+
+
+class HostRunsModal(Guarded, ModalScreen[str | EndRun | None]):
     """The runs of the durable host, newest first, wherever they were started: dismisses with the id of
-    the one to show (live ones are followed, ended ones shown from their history), or ``None``."""
+    the one to show (live ones are followed, ended ones shown from their history), an :class:`EndRun`
+    for ``x`` on a running one, or ``None``."""
 
     DEFAULT_CSS = RunsModal.DEFAULT_CSS.replace("RunsModal", "HostRunsModal")
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss_none", "Close"),
+        Binding("x", "end_run", "End run"),
+    ]
 
     def __init__(self, summaries: list[HostRun], live: str | None) -> None:
         super().__init__()
@@ -194,6 +208,18 @@ class HostRunsModal(Guarded, ModalScreen[str | None]):
         event.stop()
         chosen = event.option.id
         self.dismiss(None if chosen is None or chosen == self.live else chosen)
+
+    def action_end_run(self) -> None:
+        """End the highlighted run, if it is running (the app asks before it ends it)."""
+        options = self.query_one(OptionList)
+        index = options.highlighted
+        if index is None or not self.summaries:
+            return
+        summary = self.summaries[index]
+        if summary.status != "running":
+            self.notify("That run has ended already.", markup=False)
+            return
+        self.dismiss(EndRun(summary.run_id))
 
     def action_dismiss_none(self) -> None:
         """Close the list and stay on the run shown."""
