@@ -31,7 +31,7 @@ def event_json(event: ExecutionEvent) -> str:
     return escape_unprintable(line)
 
 
-def _report_servers(mcp: McpRegistry, err: TextIO) -> None:
+def report_servers(mcp: McpRegistry, err: TextIO) -> None:
     """Tell ``err`` about every MCP server that fails to start, now or later in the run."""
 
     def report(status: McpServerStatus) -> None:
@@ -85,7 +85,7 @@ async def run_headless(
             notice=lambda line: print(line, file=err),
             mode=mode,
         ) as session:
-            _report_servers(session.mcp, err)
+            report_servers(session.mcp, err)
             runtime = session.runtime
             runtime.subscribe(lambda event: print(event_json(event), file=out, flush=True))
             if session.journal is not None:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import os
 import secrets
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -22,6 +24,7 @@ from typing import Any, TextIO
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import ValidationError
 from ditto_tui.gateway.core import ClientApprover, Gateway, GatewayInbox
+from ditto_tui.headless import report_servers
 from ditto_tui.runs import open_run_host
 from ditto_tui.sanitize import escape_controls
 from ditto_tui.session import open_runtime
@@ -51,6 +54,7 @@ async def open_gateway(
         try:
             if durable:
                 await host.work(session.runtime, session.inbox, [gateway.program.plan])  # type: ignore[attr-defined]
+            report_servers(session.mcp, sys.stderr)  # a server that failed to start, now or later
             gateway.attach(session.mcp, host)
             if session.journal is not None:
                 gateway.record_input = session.journal.next_input
@@ -74,7 +78,8 @@ async def open_gateway(
 
 
 async def serve_stdio(config: RuntimeConfig, workspace: Path, servers: Sequence[str] = ()) -> int:
-    """Serve one client over this process's stdin and stdout until it closes them.
+    """Serve one client over this process's stdin and stdout until it closes them (or until SIGINT or
+    SIGTERM: the gateway is closed first, its runs recorded and its servers stopped).
 
     The connection speaks the handshake era of the protocol (``initialize`` first): a client offering
     the per-request era falls back to it. Only there may the gateway ask the client (its form for an
@@ -83,11 +88,40 @@ async def serve_stdio(config: RuntimeConfig, workspace: Path, servers: Sequence[
     from mcp.server.runner import serve_loop
     from mcp.server.stdio import stdio_server
 
-    async with open_gateway(config, workspace, servers) as server, stdio_server() as (read, write):
-        async with server.lifespan(server) as state:
-            options = server.create_initialization_options()
-            await serve_loop(server, read, write, lifespan_state=state, init_options=options)
+    if sys.stdin.isatty():
+        print(
+            "ditto-tui mcp serve speaks MCP on stdin and stdout: an MCP client starts it "
+            "(`ditto-tui mcp config claude|cursor|claude-code` prints its settings). Ctrl+C ends it.",
+            file=sys.stderr,
+        )
+    stopped = _stop_on_signals(asyncio.current_task())
+    async with stdio_server() as (read, write):
+        try:
+            async with open_gateway(config, workspace, servers) as server, server.lifespan(server) as state:
+                options = server.create_initialization_options()
+                await serve_loop(server, read, write, lifespan_state=state, init_options=options)
+        except asyncio.CancelledError:
+            if not stopped:
+                raise
+        if stopped:  # the SDK reads stdin on a thread that a signal cannot wake: leave without it
+            sys.stderr.flush()
+            os._exit(0)
     return 0
+
+
+def _stop_on_signals(task: asyncio.Task[Any] | None) -> list[int]:
+    """Cancel ``task`` on SIGINT and SIGTERM; the list the signals received are put in."""
+    received: list[int] = []
+    loop = asyncio.get_running_loop()
+
+    def stop(number: int) -> None:
+        received.append(number)
+        if task is not None:
+            task.cancel()
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, stop, number)
+    return received
 
 
 class StaticToken:

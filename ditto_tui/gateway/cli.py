@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ditto_tui.config import RuntimeConfig
-from ditto_tui.errors import ValidationError
+from ditto_tui.errors import DittoError, ValidationError
 
 CLIENTS = ("claude", "cursor", "claude-code")
 NAME = "ditto-tui"
@@ -76,6 +76,14 @@ def serve_command(args: argparse.Namespace, config: RuntimeConfig, workspace: Pa
     servers = _servers(args.servers)
     if not config.mcp.servers:
         raise ValidationError("the config has no mcp.servers to serve: add some (`ditto-tui mcp import`)")
+    unknown = sorted(set(servers) - set(config.mcp.servers))
+    if unknown:
+        raise ValidationError(f"--servers names no server of mcp.servers: {', '.join(unknown)}")
+    ungranted = sorted(set(servers or config.mcp.servers) - set(config.sandbox.mcp))
+    if servers and ungranted:
+        raise ValidationError(
+            f"sandbox.mcp does not grant {', '.join(ungranted)}: list them there to serve them"
+        )
     try:
         if args.http is not None:
             host, port = _address(args.http)
@@ -83,6 +91,13 @@ def serve_command(args: argparse.Namespace, config: RuntimeConfig, workspace: Pa
         return asyncio.run(serve_stdio(config, workspace, servers))
     except KeyboardInterrupt:
         return 0
+    except BaseExceptionGroup as group:  # the SDK's task groups wrap what the gateway raised
+        found = group.subgroup(lambda exc: isinstance(exc, DittoError))
+        while found is not None and isinstance(found.exceptions[0], BaseExceptionGroup):
+            found = found.exceptions[0]
+        if found is None:
+            raise
+        raise found.exceptions[0] from None
 
 
 def _command() -> list[str]:

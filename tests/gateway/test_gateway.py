@@ -438,3 +438,21 @@ async def test_a_tool_that_changed_is_announced_to_the_client_after_the_drift_ch
             await asyncio.wait_for(announced.wait(), 30)
             refused = await client.call_tool("search", {"query": "x"})
     assert refused.is_error and "MCP_TOOL_CHANGED" in text_of(refused)
+
+
+async def test_the_sdks_own_client_in_its_default_mode_gets_the_handshake_and_the_form(
+    workspace: Path, home: Path
+) -> None:
+    """``mcp.Client`` offers the newest protocol era first; the gateway answers in the handshake era,
+    where it may ask the client's person, and the write is asked and approved there."""
+    from mcp import Client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ditto_tui", "--workspace", str(workspace), "mcp", "serve"],
+        env={**os.environ, "DITTO_TUI_HOME": str(home)},
+    )
+    asked: list[str] = []
+    async with Client(params, elicitation_callback=answer("approve", None, asked)) as client:
+        wrote = await client.call_tool("write_note", {"name": "default.md", "text": "x"})
+    assert not wrote.is_error and "Wrote" in text_of(wrote) and len(asked) == 1
