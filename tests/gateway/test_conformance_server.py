@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from tests.conformance.test_conformance_client import _ANSI, node_binary, suite_script
+from tests.gateway.test_gateway_http import http_gateway
 
 UPSTREAM = Path(__file__).with_name("conformance_upstream.py")
 SCENARIOS = [
@@ -114,7 +115,6 @@ def header_adding_proxy(target: str, token: str) -> tuple[str, Any]:
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[bool, str]]:
     base = tmp_path_factory.mktemp("conformance-server")
-    (base / "project").mkdir()
     config = base / "gateway.yaml"
     config.write_text(
         json.dumps(
@@ -127,53 +127,30 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[bool, str
         encoding="utf-8",
     )
     env = {**os.environ, "DITTO_TUI_HOME": str(base / "home")}
-    command = [
-        "--workspace",
-        str(base / "project"),
-        "--config",
-        str(config),
-        "mcp",
-        "serve",
-        "--http",
-        "127.0.0.1:0",
-    ]
-    with open(base / "gateway.log", "w", encoding="utf-8") as errors:
-        gateway = subprocess.Popen(
-            [sys.executable, "-m", "ditto_tui", *command],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            text=True,
-        )
-    assert gateway.stdout is not None
-    try:
-        lines = [gateway.stdout.readline(), gateway.stdout.readline()]
-        address = re.search(r"(http://127\.0\.0\.1:\d+)/mcp", lines[0])
-        token = re.search(r"token: (\S+)", lines[1])
-        assert address is not None and token is not None, lines
-        origin, (proxy, thread) = header_adding_proxy(address.group(1), token.group(1))
-        run = subprocess.run(
-            [str(node_binary()), "--no-deprecation", str(suite_script()), "server", "--url", f"{origin}/mcp"],
-            cwd=base,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=SUITE_SECONDS,
-            check=False,
-        )
-        proxy.should_exit = True
-        thread.join(timeout=15)
-    finally:
-        gateway.terminate()
+    with http_gateway(base, "--config", str(config)) as gateway:
+        origin, (proxy, thread) = header_adding_proxy(gateway.url.removesuffix("/mcp"), gateway.token)
         try:
-            gateway.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            gateway.kill()
-            gateway.wait()
-        gateway.stdout.close()
+            run = subprocess.run(
+                [
+                    str(node_binary()),
+                    "--no-deprecation",
+                    str(suite_script()),
+                    "server",
+                    "--url",
+                    f"{origin}/mcp",
+                ],
+                cwd=base,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                timeout=SUITE_SECONDS,
+                check=False,
+            )
+        finally:
+            proxy.should_exit = True
+            thread.join(timeout=15)
     output = _ANSI.sub("", run.stdout)
     (base / "suite.log").write_text(output, encoding="utf-8")
     found = {

@@ -84,8 +84,10 @@ async def gateway(
     *options: str,
     elicit: Elicitation | None = None,
     name: str = "gateway-test",
+    **callbacks: Any,
 ) -> AsyncIterator[ClientSession]:
-    """A client session with ``ditto-tui mcp serve`` started by the SDK's stdio client."""
+    """A client session with ``ditto-tui mcp serve`` started by the SDK's stdio client (``callbacks``:
+    the session's other callbacks, for sampling, logging or every message)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "ditto_tui", "--workspace", str(workspace), *options, "mcp", "serve", "--stdio"],
@@ -99,6 +101,7 @@ async def gateway(
                 write,
                 elicitation_callback=elicit,
                 client_info=types.Implementation(name=name, version="1.2"),
+                **callbacks,
             ) as session,
         ):
             await session.initialize()
@@ -352,47 +355,39 @@ async def test_a_servers_sampling_elicitation_and_logs_reach_the_client_whose_ca
     async def log(params: types.LoggingMessageNotificationParams) -> None:
         logged.append(params)
 
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ditto_tui", "--workspace", str(workspace), "--config", str(config), "mcp", "serve"],
-        env={**os.environ, "DITTO_TUI_HOME": str(home)},
-    )
-    with open(home.parent / "gateway-stderr.log", "a", encoding="utf-8") as errors:
-        async with (
-            stdio_client(params, errlog=errors) as (read, write),
-            ClientSession(
-                read,
-                write,
-                sampling_callback=sample,
-                elicitation_callback=elicit,
-                logging_callback=log,
-                client_info=types.Implementation(name="full-client", version="4"),
-            ) as client,
-        ):
-            await client.initialize()
-            names = {tool.name for tool in (await client.list_tools()).tools}
-            assert {
-                "everything__trigger-sampling-request",
-                "everything__trigger-elicitation-request",
-            } <= names
-            answered = await client.call_tool(
-                "everything__trigger-sampling-request", {"prompt": "Say hello", "maxTokens": 20}
+    async with gateway(
+        workspace,
+        home,
+        "--config",
+        str(config),
+        elicit=elicit,
+        name="full-client",
+        sampling_callback=sample,
+        logging_callback=log,
+    ) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {
+            "everything__trigger-sampling-request",
+            "everything__trigger-elicitation-request",
+        } <= names
+        answered = await client.call_tool(
+            "everything__trigger-sampling-request", {"prompt": "Say hello", "maxTokens": 20}
+        )
+        assert "the client's model says hello" in text_of(answered)
+        (asked,) = sampled
+        assert "Say hello" in json.dumps(asked.model_dump(mode="json"))
+        elicited = await client.call_tool("everything__trigger-elicitation-request", {})
+        assert "Ada" in text_of(elicited)
+        with pytest.warns(MCPDeprecationWarning):  # deprecated in the newest era only: still served
+            await client.set_logging_level("debug")
+        await client.call_tool("everything__toggle-simulated-logging", {})
+        for _ in range(50):
+            if logged:
+                break
+            await client.call_tool(
+                "everything__trigger-long-running-operation", {"duration": 0.2, "steps": 2}
             )
-            assert "the client's model says hello" in text_of(answered)
-            (asked,) = sampled
-            assert "Say hello" in json.dumps(asked.model_dump(mode="json"))
-            elicited = await client.call_tool("everything__trigger-elicitation-request", {})
-            assert "Ada" in text_of(elicited)
-            with pytest.warns(MCPDeprecationWarning):  # deprecated in the newest era only: still served
-                await client.set_logging_level("debug")
-            await client.call_tool("everything__toggle-simulated-logging", {})
-            for _ in range(50):
-                if logged:
-                    break
-                await client.call_tool(
-                    "everything__trigger-long-running-operation", {"duration": 0.2, "steps": 2}
-                )
-            await client.call_tool("everything__toggle-simulated-logging", {})
+        await client.call_tool("everything__toggle-simulated-logging", {})
     assert logged, "no log message of the server reached the client"
 
 
@@ -420,23 +415,13 @@ async def test_a_tool_that_changed_is_announced_to_the_client_after_the_drift_ch
         if isinstance(message, types.ToolListChangedNotification):
             announced.set()
 
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ditto_tui", "--workspace", str(workspace), "--config", str(config), "mcp", "serve"],
-        env={**os.environ, "DITTO_TUI_HOME": str(home)},
-    )
-    with open(home.parent / "gateway-stderr.log", "a", encoding="utf-8") as errors:
-        async with (
-            stdio_client(params, errlog=errors) as (read, write),
-            ClientSession(read, write, message_handler=heard) as client,
-        ):
-            await client.initialize()
-            before = {tool.name: tool for tool in (await client.list_tools()).tools}
-            assert "search" in before and "id_rsa" not in (before["search"].description or "")
-            assert not (await client.call_tool("search", {"query": "x"})).is_error
-            await client.call_tool("mutate", {})
-            await asyncio.wait_for(announced.wait(), 30)
-            refused = await client.call_tool("search", {"query": "x"})
+    async with gateway(workspace, home, "--config", str(config), message_handler=heard) as client:
+        before = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "search" in before and "id_rsa" not in (before["search"].description or "")
+        assert not (await client.call_tool("search", {"query": "x"})).is_error
+        await client.call_tool("mutate", {})
+        await asyncio.wait_for(announced.wait(), 30)
+        refused = await client.call_tool("search", {"query": "x"})
     assert refused.is_error and "MCP_TOOL_CHANGED" in text_of(refused)
 
 

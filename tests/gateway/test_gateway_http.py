@@ -51,13 +51,14 @@ class Served:
         return self.url.split("//", 1)[1].split("/", 1)[0]
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    base = tmp_path_factory.mktemp("gateway-http")
+@contextlib.contextmanager
+def http_gateway(base: Path, *options: str) -> Iterator[Served]:
+    """``ditto-tui [options] mcp serve --http 127.0.0.1:0`` on ``base/project``, in ``base/home``, until
+    the block ends (its stderr in ``base/stderr.log``)."""
     workspace = base / "project"
-    workspace.mkdir()
+    workspace.mkdir(exist_ok=True)
     env = {**os.environ, "DITTO_TUI_HOME": str(base / "home")}
-    command = ["mcp", "serve", "--http", "127.0.0.1:0"]
+    command = [*options, "mcp", "serve", "--http", "127.0.0.1:0"]
     with open(base / "stderr.log", "w", encoding="utf-8") as errors:
         process = subprocess.Popen(
             [sys.executable, "-m", "ditto_tui", "--workspace", str(workspace), *command],
@@ -68,20 +69,27 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             text=True,
         )
     assert process.stdout is not None
-    lines = [process.stdout.readline(), process.stdout.readline()]  # '' if it ended
-    address = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", lines[0]) if lines else None
-    token = re.search(r"token: (\S+)", lines[1]) if len(lines) > 1 else None
-    if address is None or token is None:
-        process.kill()
-        pytest.fail(f"mcp serve --http printed no address and token: {lines!r}")
-    yield Served(process, address.group(1), token.group(1), workspace)
-    process.terminate()
     try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    process.stdout.close()
+        lines = [process.stdout.readline(), process.stdout.readline()]  # '' if it ended
+        address = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", lines[0])
+        token = re.search(r"token: (\S+)", lines[1])
+        if address is None or token is None:
+            pytest.fail(f"mcp serve --http printed no address and token: {lines!r}")
+        yield Served(process, address.group(1), token.group(1), workspace)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with http_gateway(tmp_path_factory.mktemp("gateway-http")) as running:
+        yield running
 
 
 @contextlib.asynccontextmanager

@@ -23,7 +23,7 @@ from ditto_tui.supervise import read_journal
 from tests.journal.journal_fixtures import journals
 from tests.runs.workspace import Workspace
 from tests.serve.test_decision_links import next_link, post
-from tests.serve.test_serve_browser import ARTIFACTS, Screen, chromium, until
+from tests.serve.test_serve_browser import ARTIFACTS, Screen, tab, until
 from tests.serve.test_serve_door import Served, start_serve, stop_serve
 from tests.tui.test_tmux_e2e import Terminal, _poll
 
@@ -56,36 +56,26 @@ def waiting_call(workspace: Workspace, run_id: str, call_id: str) -> dict[str, o
 async def approve_in_a_tab(served: Served, workspace: Workspace, run_id: str, request_id: str) -> None:
     """Open the served address in Chromium: the tab's app lists the run server's waiting request in its
     approval view (nothing started in the tab); approve it with the keyboard."""
-    from playwright.async_api import async_playwright
-
     screen = Screen()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
-        try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 800})
-            page.on("websocket", lambda socket: socket.on("framereceived", screen.add))
-            await page.goto(served.url)
-            await until(lambda: "Approve write_text" in screen.text(), "the tab's approval view")
-            assert "second.md" in screen.text()
-            assert f"of run {short_run_id(run_id)}" in screen.text()  # a run the tab did not start
-            await page.screenshot(path=ARTIFACTS / "doors-2-browser.png")
-            await page.locator(".xterm-helper-textarea").focus()
+    async with tab(served.url, screen) as page:
+        await until(lambda: "Approve write_text" in screen.text(), "the tab's approval view")
+        assert "second.md" in screen.text()
+        assert f"of run {short_run_id(run_id)}" in screen.text()  # a run the tab did not start
+        await page.screenshot(path=ARTIFACTS / "doors-2-browser.png")
+        await page.locator(".xterm-helper-textarea").focus()
 
-            async def still_waiting() -> bool:
-                listed = await asyncio.to_thread(workspace.waiting, 0)
-                return any(p["request_id"] == request_id for p in listed)
+        async def still_waiting() -> bool:
+            listed = await asyncio.to_thread(workspace.waiting, 0)
+            return any(p["request_id"] == request_id for p in listed)
 
-            pending = True
+        pending = True
 
-            async def press() -> None:
-                nonlocal pending
-                await page.keyboard.press("a")
-                pending = await still_waiting()
+        async def press() -> None:
+            nonlocal pending
+            await page.keyboard.press("a")
+            pending = await still_waiting()
 
-            await until(lambda: not pending, "the tab's approval to be taken", every=press)
-        finally:
-            await browser.close()
+        await until(lambda: not pending, "the tab's approval to be taken", every=press)
 
 
 def test_one_runs_approvals_from_a_link_a_browser_and_a_terminal_land_in_its_journal_with_their_via(

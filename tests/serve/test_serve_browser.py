@@ -9,11 +9,13 @@ of each step are kept in ``test-artifacts/browser/``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,10 +66,11 @@ async def until(check: Callable[[], bool], what: str, every: Callable[[], object
         await asyncio.sleep(0.25)
 
 
-async def approve_in_the_browser(url: str, workspace: Path) -> Screen:
+@contextlib.asynccontextmanager
+async def tab(url: str, screen: Screen) -> AsyncIterator[Any]:
+    """A 1280×800 page of Debian's Chromium on ``url``, its websocket frames going to ``screen``."""
     from playwright.async_api import async_playwright
 
-    screen = Screen()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
@@ -75,26 +78,32 @@ async def approve_in_the_browser(url: str, workspace: Path) -> Screen:
             page = await browser.new_page(viewport={"width": 1280, "height": 800})
             page.on("websocket", lambda socket: socket.on("framereceived", screen.add))
             await page.goto(url)
-            assert "token" not in page.url  # the token left the address bar for a cookie
-            await until(lambda: "Enter runs the graph" in screen.text(), "the Run screen")
-            await page.screenshot(path=ARTIFACTS / "1-run-screen.png")
-            keys = page.locator(".xterm-helper-textarea")  # where xterm.js takes the keyboard
-            await keys.focus()
-            await page.keyboard.press("Enter")
-            await until(lambda: "Approve write_text" in screen.text(), "the approval view")
-            await page.screenshot(path=ARTIFACTS / "2-approval.png")
-            assert not (workspace / NOTE).exists()  # nothing is written before the person says so
-            asked = len(screen.frames)
-            # The view ignores keys for a moment after it opens (U-09): press a until it takes.
-            await until(
-                lambda: "Approved" in screen.text(asked) or (workspace / NOTE).exists(),
-                "the approval to be taken",
-                every=lambda: page.keyboard.press("a"),
-            )
-            await until(lambda: " finished " in screen.text(asked), "the run to finish")
-            await page.screenshot(path=ARTIFACTS / "3-finished.png")
+            yield page
         finally:
             await browser.close()
+
+
+async def approve_in_the_browser(url: str, workspace: Path) -> Screen:
+    screen = Screen()
+    async with tab(url, screen) as page:
+        assert "token" not in page.url  # the token left the address bar for a cookie
+        await until(lambda: "Enter runs the graph" in screen.text(), "the Run screen")
+        await page.screenshot(path=ARTIFACTS / "1-run-screen.png")
+        keys = page.locator(".xterm-helper-textarea")  # where xterm.js takes the keyboard
+        await keys.focus()
+        await page.keyboard.press("Enter")
+        await until(lambda: "Approve write_text" in screen.text(), "the approval view")
+        await page.screenshot(path=ARTIFACTS / "2-approval.png")
+        assert not (workspace / NOTE).exists()  # nothing is written before the person says so
+        asked = len(screen.frames)
+        # The view ignores keys for a moment after it opens (U-09): press a until it takes.
+        await until(
+            lambda: "Approved" in screen.text(asked) or (workspace / NOTE).exists(),
+            "the approval to be taken",
+            every=lambda: page.keyboard.press("a"),
+        )
+        await until(lambda: " finished " in screen.text(asked), "the run to finish")
+        await page.screenshot(path=ARTIFACTS / "3-finished.png")
     return screen
 
 
