@@ -4,6 +4,9 @@
   a session with the bundled demo server, against the same call through ``ditto-tui mcp serve`` fronting
   the same server (the gate, the run's node, the journal, a second stdio hop). Calls alternate, the
   ratio is the median of back-to-back pairs. Target: at most 1.2 times the direct call.
+- For context (no target), the same call through a bare pass-through proxy (``null_proxy.py``: the
+  SDK's server and client with nothing between): the cost of the extra hop alone, the floor under the
+  gateway's figure.
 - **Listing 8 servers**: ``list_tools`` through a gateway fronting 8 demo servers (listed concurrently),
   against ``list_tools`` of each of the same 8 servers alone, the slowest of them. Target: at most 1.2
   times the slowest.
@@ -74,11 +77,13 @@ async def benchmark(scale: float) -> dict[str, Any]:
         log = folder / "stderr.log"
         gateway_args = ["-m", "ditto_tui", "--workspace", str(folder / "project"), "--config"]
         demo = demo_server_args(folder / "direct" / "notes")
+        proxy = [str(Path(__file__).with_name("null_proxy.py")), sys.executable, *demo]
         async with (
             session(sys.executable, demo, env, log) as direct,
             session(
                 sys.executable, [*gateway_args, str(_config(folder, 1)), "mcp", "serve"], env, log
             ) as gated,
+            session(sys.executable, proxy, env, log) as hop,
         ):
 
             async def raw_call() -> Any:
@@ -87,12 +92,20 @@ async def benchmark(scale: float) -> dict[str, Any]:
             async def gated_call() -> Any:
                 return await gated.call_tool("list_notes", {})
 
+            async def hop_call() -> Any:
+                return await hop.call_tool("list_notes", {})
+
             first = await gated_call()
             assert not first.is_error, first.content
             calls = _row(
                 "allowed call: direct vs through the gateway",
                 await _pairs(raw_call, gated_call, repetitions),
                 TARGET_CALL_RATIO,
+            )
+            floor = _row(
+                "  for context: direct vs a bare pass-through proxy",
+                await _pairs(raw_call, hop_call, repetitions),
+                None,
             )
         listing_repetitions = max(10, int(60 * scale))
         many = _config(folder, SERVERS)
@@ -128,7 +141,7 @@ async def benchmark(scale: float) -> dict[str, Any]:
                 (slowest, through),
                 TARGET_LISTING_RATIO,
             )
-    rows = [calls, listing]
+    rows = [calls, floor, listing]
     return {
         "python": platform.python_version(),
         "rows": rows,
@@ -141,6 +154,7 @@ def print_table(report: dict[str, Any]) -> None:
     print(f"{'measure':>72}  {'direct ms':>9}  {'gateway':>9}  {'ratio':>9}")
     for row in report["rows"]:
         print(f"{row['measure']:>72}  {row['raw_ms']:>9.3f}  {row['ditto_ms']:>9.3f}  {row['ratio']:>8.2f}x")
+    print("(the indented row is for context and has no target: one more stdio hop, nothing in between)")
     print(f"targets: call ≤ {TARGET_CALL_RATIO}×, listing ≤ {TARGET_LISTING_RATIO}× — {report['verdict']}")
 
 
