@@ -155,7 +155,7 @@ APPLIES: dict[str | None, frozenset[str]] = {
     "mcp import": frozenset({"config", "workspace"}),
     "mcp login": frozenset({"config", "workspace"}),
     "mcp logout": frozenset(),
-    "mcp serve": frozenset({"config", "policy", "workspace"}),
+    "mcp serve": frozenset({"config", "policy", "workspace", "mode"}),
     "mcp config": frozenset({"workspace"}),
     "runs": frozenset({"workspace"}),
     "replay": frozenset({"workspace"}),

@@ -28,6 +28,7 @@ from ditto_tui.headless import report_servers
 from ditto_tui.runs import open_run_host
 from ditto_tui.sanitize import escape_controls
 from ditto_tui.session import open_runtime
+from ditto_tui.supervise.modes import Mode
 
 __all__ = ["Gateway", "open_gateway", "serve_http", "serve_stdio"]
 
@@ -36,20 +37,23 @@ HTTP_PATH = "/mcp"
 
 @contextlib.asynccontextmanager
 async def open_gateway(
-    config: RuntimeConfig, workspace: Path, servers: Sequence[str] = ()
+    config: RuntimeConfig, workspace: Path, servers: Sequence[str] = (), mode: Mode = "ask"
 ) -> AsyncIterator[Any]:
     """The gateway's MCP server over the session's runtime and run host, its servers connected.
 
     With the embedded host, a call that needs a person is asked through the client's own form (when it
     has elicitation), else refused saying how to approve; on a durable host it waits in the inbox that
-    ``ditto-tui inbox``, the app, a browser and a decision link answer.
+    ``ditto-tui inbox``, the app, a browser and a decision link answer. ``mode`` is the gate's mode
+    (``--mode``: ``read-only`` refuses every call that writes, whatever the rules say).
     """
     from ditto_tui.gateway.server import GatewayHandlers
 
     gateway = Gateway(servers)
     durable = config.runs.host != "embedded"
     inbox = GatewayInbox(None if durable else ClientApprover(gateway))
-    async with open_runtime(gateway.program, config, workspace, inbox, wait_for_servers=True) as session:
+    async with open_runtime(
+        gateway.program, config, workspace, inbox, wait_for_servers=True, mode=mode
+    ) as session:
         host = open_run_host(session.runtime, session.inbox, config.runs.model_dump())
         try:
             if durable:
@@ -77,7 +81,9 @@ async def open_gateway(
                 close()
 
 
-async def serve_stdio(config: RuntimeConfig, workspace: Path, servers: Sequence[str] = ()) -> int:
+async def serve_stdio(
+    config: RuntimeConfig, workspace: Path, servers: Sequence[str] = (), mode: Mode = "ask"
+) -> int:
     """Serve one client over this process's stdin and stdout until it closes them (or until SIGINT or
     SIGTERM: the gateway is closed first, its runs recorded and its servers stopped).
 
@@ -97,7 +103,10 @@ async def serve_stdio(config: RuntimeConfig, workspace: Path, servers: Sequence[
     stopped = _stop_on_signals(asyncio.current_task())
     async with stdio_server() as (read, write):
         try:
-            async with open_gateway(config, workspace, servers) as server, server.lifespan(server) as state:
+            async with (
+                open_gateway(config, workspace, servers, mode) as server,
+                server.lifespan(server) as state,
+            ):
                 options = server.create_initialization_options()
                 await serve_loop(server, read, write, lifespan_state=state, init_options=options)
         except asyncio.CancelledError:
@@ -194,6 +203,7 @@ async def serve_http(
     servers: Sequence[str] = (),
     out: TextIO = sys.stdout,
     token: str | None = None,
+    mode: Mode = "ask",
 ) -> int:
     """Serve clients over streamable HTTP on ``host:port`` (loopback) until interrupted."""
     import uvicorn
@@ -201,7 +211,7 @@ async def serve_http(
     sock = bound_socket(host, port)
     port = sock.getsockname()[1]
     token = token or secrets.token_urlsafe(32)
-    async with open_gateway(config, workspace, servers) as server:
+    async with open_gateway(config, workspace, servers, mode) as server:
         app = http_app(server, token, "127.0.0.1" if host == "localhost" else host, port)
         url = f"http://{host}:{port}{HTTP_PATH}"
         print(f"ditto-tui mcp serve: {url}", file=out)

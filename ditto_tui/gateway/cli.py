@@ -87,8 +87,8 @@ def serve_command(args: argparse.Namespace, config: RuntimeConfig, workspace: Pa
     try:
         if args.http is not None:
             host, port = _address(args.http)
-            return asyncio.run(serve_http(config, workspace, host, port, servers, out))
-        return asyncio.run(serve_stdio(config, workspace, servers))
+            return asyncio.run(serve_http(config, workspace, host, port, servers, out, mode=args.mode))
+        return asyncio.run(serve_stdio(config, workspace, servers, args.mode))
     except KeyboardInterrupt:
         return 0
     except BaseExceptionGroup as group:  # the SDK's task groups wrap what the gateway raised

@@ -441,3 +441,19 @@ async def test_the_sdks_own_client_in_its_default_mode_gets_the_handshake_and_th
     async with Client(params, elicitation_callback=answer("approve", None, asked)) as client:
         wrote = await client.call_tool("write_note", {"name": "default.md", "text": "x"})
     assert not wrote.is_error and "Wrote" in text_of(wrote) and len(asked) == 1
+
+
+async def test_in_read_only_mode_the_gateway_refuses_a_write_without_asking(
+    workspace: Path, home: Path
+) -> None:
+    asked: list[str] = []
+    async with gateway(
+        workspace, home, "--mode", "read-only", elicit=answer("approve", None, asked)
+    ) as client:
+        refused = await client.call_tool("write_note", {"name": "ro.md", "text": "x"})
+    assert refused.is_error and "APPROVAL_DENIED_BY_MODE" in text_of(refused) and asked == []  # not asked
+    (journal,) = gateway_runs(workspace)
+    (resolved,) = [
+        e for e in journal.events if isinstance(e, ApprovalResolved) and e.tool == "demo:write_note"
+    ]
+    assert (resolved.decision, resolved.decided_by) == ("deny", "mode")

@@ -76,12 +76,13 @@ async def test_the_app_runs_the_graph_on_the_host_lists_its_runs_and_leaves_them
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
             assert isinstance(app.screen, ConfirmModal) and short_run_id(third) in app.screen.question
             await pilot.press("y")
-            for _ in range(600):
+            for _ in range(1200):  # the node's worker acknowledges the cancel at its next heartbeat
                 ended = {summary.run_id: summary.status for summary in await host.runs()}[third]
                 if ended != "running":
                     break
                 await pilot.pause(0.1)
-            assert ended == "cancelled"
+            said = [(n.title, n.message) for n in app._notifications]
+            assert ended == "cancelled", said
             await pilot.pause(0.6)
             await pilot.press("q")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
