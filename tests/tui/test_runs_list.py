@@ -58,3 +58,33 @@ def test_a_gateway_session_names_its_client_plainly() -> None:
     assert "Claude[red]⟨ESC⟩ 1.2" in line
     other = summary("react-agent", "succeeded", 1.0, "2")
     assert RunSummary(**{**other.__dict__, "input": given}).client is None  # only a gateway session
+
+
+async def test_x_in_the_run_hosts_list_ends_the_highlighted_running_run_and_only_a_running_one() -> None:
+    from textual.app import App
+
+    from ditto_tui.runs import RunSummary as HostRun
+    from ditto_tui.tui.screens.runs import EndRun, HostRunsModal
+
+    runs = [
+        HostRun(run_id="run-20261207T120000-0000000a", graph="mcp-gateway", status="running", started_at=2.0),
+        HostRun(
+            run_id="run-20261207T110000-0000000b", graph="write-note", status="succeeded", started_at=1.0
+        ),
+    ]
+    chosen: list[object] = []
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(HostRunsModal(runs, None), chosen.append)
+
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        await pilot.press("down")  # the ended one: x says so and keeps the list open
+        await pilot.press("x")
+        await pilot.pause()
+        assert chosen == [] and isinstance(app.screen, HostRunsModal)
+        await pilot.press("up", "x")
+        await pilot.pause()
+    assert chosen == [EndRun("run-20261207T120000-0000000a")]
