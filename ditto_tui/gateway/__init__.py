@@ -26,7 +26,6 @@ from ditto_tui.errors import ValidationError
 from ditto_tui.gateway.core import ClientApprover, Gateway, GatewayInbox
 from ditto_tui.headless import report_servers
 from ditto_tui.runs import open_run_host
-from ditto_tui.sanitize import escape_controls
 from ditto_tui.session import open_runtime
 from ditto_tui.supervise.modes import Mode
 
@@ -224,7 +223,3 @@ async def serve_http(
         except asyncio.CancelledError:
             served.should_exit = True
     return 0
-
-
-def say(text: str, out: TextIO) -> None:
-    print("\n".join(escape_controls(line) for line in text.split("\n")), file=out)

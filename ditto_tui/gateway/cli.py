@@ -79,8 +79,8 @@ def serve_command(args: argparse.Namespace, config: RuntimeConfig, workspace: Pa
     unknown = sorted(set(servers) - set(config.mcp.servers))
     if unknown:
         raise ValidationError(f"--servers names no server of mcp.servers: {', '.join(unknown)}")
-    ungranted = sorted(set(servers or config.mcp.servers) - set(config.sandbox.mcp))
-    if servers and ungranted:
+    ungranted = sorted(set(servers) - set(config.sandbox.mcp))
+    if ungranted:
         raise ValidationError(
             f"sandbox.mcp does not grant {', '.join(ungranted)}: list them there to serve them"
         )

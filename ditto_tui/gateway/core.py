@@ -96,8 +96,6 @@ class Connection:
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     calls: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     called: int = 0
-    transport: Any = None
-    """The protocol side's handle of the connection (notifications to the client go through it)."""
     asking: dict[str, tuple[str, ClientChannel]] = field(default_factory=dict)
     """Per running call: its server, and the channel to the client on the call's own request stream."""
 
@@ -243,16 +241,16 @@ class Gateway:
 
         async def listed(server: str) -> list[McpCapability]:
             known = self.mcp.listed(server) if self.mcp is not None else None
-            if known is not None:  # kept fresh by the server's list_changed, relisted (and checked) then
-                return [capability for capability in known if capability.unsupported is None]
-            try:
-                found = await connection.invoke(
-                    {"operation": "discover", "server": server}, f"list-{next(connection.calls)}"
-                )
-            except Exception as exc:  # one server down does not hide the others
-                logger.warning("listing %s through the gateway failed: %s", server, exc)
-                return []
-            return [capability for capability in found.capabilities if capability.unsupported is None]
+            if known is None:  # else kept fresh by the server's list_changed, relisted (and checked) then
+                try:
+                    found = await connection.invoke(
+                        {"operation": "discover", "server": server}, f"list-{next(connection.calls)}"
+                    )
+                except Exception as exc:  # one server down does not hide the others
+                    logger.warning("listing %s through the gateway failed: %s", server, exc)
+                    return []
+                known = list(found.capabilities)
+            return [capability for capability in known if capability.unsupported is None]
 
         servers = self.servers()
         listings = await asyncio.gather(*(listed(server) for server in servers))

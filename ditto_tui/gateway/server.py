@@ -199,9 +199,7 @@ class GatewayHandlers:
             started = asyncio.ensure_future(self.gateway.connect(_client(ctx), channel))
             sdk.state[_STATE] = started
             sdk.exit_stack.push_async_callback(self._closed, sdk, started)
-        connection = await asyncio.shield(started)
-        connection.transport = sdk
-        return connection
+        return await asyncio.shield(started)
 
     async def _closed(self, sdk: SdkConnection, started: asyncio.Future[Connection]) -> None:
         for subscribers in self.subscribed.values():
@@ -227,9 +225,8 @@ class GatewayHandlers:
 
     def _announce(self, send: Any) -> None:
         for connection in list(self.gateway.connections.values()):
-            sdk = connection.transport
-            if sdk is not None:
-                task = asyncio.ensure_future(send(sdk))
+            if isinstance(connection.channel, SessionChannel):  # the connection's own: no request's stream
+                task = asyncio.ensure_future(send(connection.channel.session))
                 task.add_done_callback(_quiet)
 
     def _logged(self, server: str, level: str, logger: str | None, data: Any) -> None:

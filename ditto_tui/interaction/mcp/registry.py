@@ -308,13 +308,13 @@ class McpRegistry:
         level, logger, data); untrusted, for passing on (the log lines are the sanitised record)."""
         return _subscribe(self._message_listeners, callback)
 
-    def server_message(self, server: str, level: str, logger: str | None, data: Any) -> None:
-        """A server sent a log message (the SDK adapter calls this)."""
+    def server_message(self, server: str, level: str, name: str | None, data: Any) -> None:
+        """A server sent a log message, ``name`` its logger (the SDK adapter calls this)."""
         for listener in list(self._message_listeners):
             try:
-                listener(server, level, logger, data)
+                listener(server, level, name, data)
             except Exception:
-                logging.getLogger(__name__).exception("a log message listener failed")
+                logger.exception("a log message listener failed")
 
     def on_log(self, callback: LogListener) -> Callable[[], bool]:
         """Call ``callback`` with every :class:`McpLogLine` a server's log gets from now on."""
