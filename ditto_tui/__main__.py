@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import logging
+import os
 import shlex
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from ditto_tui import durable_cli, grants_cli, project, runs_cli, serve, trust_cli
 from ditto_tui.config import RuntimeConfig
@@ -669,5 +671,27 @@ def _confirmed(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
+_NATIVE_THREADS = "temporalio.bridge.temporal_sdk_bridge"
+"""The Temporal client's native module: its runtime keeps threads that can touch the interpreter while it
+shuts down, which crashes a short command after its work is done (temporalio/sdk-python#300)."""
+
+
+def console(argv: Sequence[str] | None = None) -> NoReturn:
+    """The ``ditto-tui`` program: :func:`main`, then leave with its code.
+
+    A command that talked to Temporal leaves at once once its output and logs are flushed, without the
+    interpreter's shutdown (see ``_NATIVE_THREADS``): everything it wrote is already closed and synced."""
+    code = main(argv)
+    if _NATIVE_THREADS not in sys.modules:
+        sys.exit(code)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said on it
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
