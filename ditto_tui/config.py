@@ -631,6 +631,29 @@ class NotifyConfig(ConfigModel):
         return value
 
 
+class OtelConfig(ConfigModel):
+    """Runs exported as OpenTelemetry traces over OTLP (``otel:``). Nothing is exported unless an endpoint
+    is set here or in ``OTEL_EXPORTER_OTLP_ENDPOINT``; a value set here wins over the environment's."""
+
+    endpoint: HttpUrl | None = Field(
+        default=None,
+        description="The collector, e.g. http://127.0.0.1:4318 (http/protobuf: /v1/traces is added).",
+    )
+    protocol: Literal["http/protobuf", "grpc"] | None = Field(
+        default=None, description="http/protobuf (the default) or grpc."
+    )
+    headers: dict[str, EnvText] = Field(
+        default_factory=dict, repr=False, description="Headers sent with each export (secrets as ${VAR})."
+    )
+    capture_content: bool = Field(
+        default=False,
+        description="Put arguments, results, prompts and model text in the spans (redacted and bounded).",
+    )
+    sampling: float = Field(default=1.0, ge=0, le=1, description="The share of runs traced, 0 to 1.")
+    service_name: NonEmpty | None = Field(default=None, description="service.name (default: ditto-tui).")
+    timeout_seconds: float = Field(default=5.0, gt=0, le=60, description="Seconds one export may take.")
+
+
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|credential|auth|cookie|(?:^|_)pat(?:_|$)")
 
 
@@ -645,6 +668,7 @@ class RuntimeConfig(ConfigModel):
     infer: InferConfig = Field(default_factory=InferConfig, description="The model provider.")
     runs: RunsConfig = Field(default_factory=RunsConfig, description="Where runs live (durable runs).")
     notify: NotifyConfig = Field(default_factory=NotifyConfig, description="Webhook notifications.")
+    otel: OtelConfig = Field(default_factory=OtelConfig, description="Traces exported over OTLP.")
 
     _substituted: frozenset[str] = PrivateAttr(default=frozenset())
     _templates: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -666,6 +690,7 @@ class RuntimeConfig(ConfigModel):
             self.notify.webhook,
         ]
         values.extend(value for value in self._substituted if len(value) >= MIN_REDACTED_LENGTH)
+        values.extend(self.otel.headers.values())
         for server in self.mcp.servers.values():
             values.extend(server.headers.values())
             if server.auth is not None and server.auth.client_secret:

@@ -34,6 +34,7 @@ from ditto_tui.supervise.mcp_requests import McpRequests
 from ditto_tui.supervise.modes import Mode, ModeSwitch
 from ditto_tui.supervise.policy import ReviewToggles
 from ditto_tui.supervise.sign_in import InboxAuthorizer
+from ditto_tui.telemetry import run_tracer
 
 
 class PrintSink:
@@ -93,7 +94,20 @@ def build_runtime(
     if run_journal is not None:
         run_journal.attach(runtime)
     _journal_modes(runtime, gate, run_journal)
+    _trace(runtime, gate, config, workspace)
     return runtime, gate
+
+
+def _trace(runtime: Runtime, gate: ApprovalGate, config: RuntimeConfig, workspace: Path) -> None:
+    """Export the runtime's runs as traces when ``otel:`` or the environment names a collector."""
+    tracer = run_tracer(config, workspace)
+    if tracer is None:
+        return
+    from ditto_tui.telemetry.spans import ModelInfo
+
+    infer = config.infer
+    model = ModelInfo(provider=infer.provider, model=infer.model if infer.provider == "openai" else None)
+    tracer.attach(runtime, model, mode=lambda: gate.mode.mode)
 
 
 def _journal_modes(runtime: Runtime, gate: ApprovalGate, journal: RunJournal | None) -> None:
@@ -202,6 +216,7 @@ async def open_runtime(
         )
         session = RunSession(runtime=runtime, gate=gate, mcp=mcp, client_requests=requests)
         requests.recorder = session.journal
+        requests.tracer = run_tracer(config, workspace)
         if not requests.unattended:  # a person is there: breakpoints wait in the inbox for them
             runtime.approver = InboxBreakpoints(inbox, session.journal)
         if sign_in is not None:

@@ -219,6 +219,14 @@ class RequestRecorder(Protocol):
         ...
 
 
+class RequestTracer(Protocol):
+    """Where the decisions on server requests go as span events (``ditto_tui.telemetry.spans``)."""
+
+    def client_request(self, fields: Mapping[str, Any]) -> None:
+        """Note one decision; never raises."""
+        ...
+
+
 Notice = Callable[[str], None]
 
 
@@ -395,6 +403,8 @@ class McpRequests:
     workspace: Path
     provider: ModelProvider | None = None
     recorder: RequestRecorder | None = None
+    tracer: RequestTracer | None = None
+    """Where each decision also goes as a span event (``ditto_tui.telemetry``), when runs are traced."""
     sampling: SamplingPolicy = "deny"
     elicitation: ElicitationPolicy = "decline"
     automatic: bool = False
@@ -424,15 +434,16 @@ class McpRequests:
         return f"mcp-{kind}-{next(self._ids)}"
 
     def _record(self, server: str, request: str, decision: str, by: DecidedBy, **fields: Any) -> None:
-        if self.recorder is None:
-            if self.journaled:
-                raise McpError(f"the {request} decision cannot be recorded yet, so it was not sent")
-            return
         entry = {"server": server, "request": request, "decision": decision, "by": by, **fields}
-        try:
-            self.recorder.record_client_request(entry)
-        except DittoError as exc:
-            raise McpError(f"the {request} decision could not be recorded, so it was not sent") from exc
+        if self.recorder is not None:
+            try:
+                self.recorder.record_client_request(entry)
+            except DittoError as exc:
+                raise McpError(f"the {request} decision could not be recorded, so it was not sent") from exc
+        elif self.journaled:
+            raise McpError(f"the {request} decision cannot be recorded yet, so it was not sent")
+        if self.tracer is not None:
+            self.tracer.client_request(entry)
 
     def _tell(self, server: str, asked: str, decided: str) -> None:
         if self.notice is not None:

@@ -1,0 +1,281 @@
+"""Runs as OpenTelemetry traces, sent by the real OTLP/HTTP exporter to a receiver on 127.0.0.1 that
+decodes them as a collector would: the tree of spans of a supervised run (a model turn with usage, a
+person's denial and approval, a grant, an MCP call), content left out unless asked for, a planted secret
+never exported, a dead collector that costs the run nothing, and no SDK imported when nothing is set."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ditto_tui.config import RuntimeConfig, parse_config_text
+from ditto_tui.demo.servers import demo_server_entry
+from ditto_tui.demo.tools import read_text_tool, write_text_tool
+from ditto_tui.infer.scripted import Script, ScriptedProvider, ScriptTurn
+from ditto_tui.program import Program
+from ditto_tui.runtime import Graph, graph
+from ditto_tui.session import open_runtime
+from ditto_tui.supervise import ApprovalDecision, Inbox
+from ditto_tui.supervise.inbox import InboxRequest
+from ditto_tui.telemetry import flush_tracing, run_tracer, trace_settings
+from tests.telemetry.receiver import ReceivedSpan, otlp_receiver
+
+GRAPH = Path(__file__).resolve().parents[2] / "graphs" / "write_note.py"
+SECRET = "planted-secret-value-7c41"
+"""A value of ``${OTEL_TEST_TOKEN}``: it is in the config, so no span may carry it."""
+
+CONFIG = """\
+sandbox:
+  tools: [read_text, write_text]
+  mcp: [demo]
+  read: true
+  write: true
+mcp:
+  servers:
+    demo: {demo}
+approval:
+  rules:
+    - tool: write_*
+      decision: ask
+    - mcp: "demo:*"
+      decision: allow
+otel:
+  endpoint: {endpoint}
+  headers: {{authorization: "Bearer ${{OTEL_TEST_TOKEN}}"}}
+  captureContent: {capture}
+  timeoutSeconds: 0.5
+"""
+
+
+class Person:
+    """At the terminal: denies the first request, approves the second for the rest of the run (which
+    grants the third), each after a moment, through the session's inbox as the app does."""
+
+    def __init__(self) -> None:
+        self.inbox = Inbox()
+        self.decisions = [
+            ApprovalDecision(kind="deny", reason="not that file", via="terminal"),
+            ApprovalDecision(kind="approve_always", scope="tool", lifetime="run", via="terminal"),
+        ]
+        self.inbox.on_request(self._asked)
+
+    def _asked(self, request: InboxRequest) -> None:
+        request_id = request.request_id
+        decision = self.decisions.pop(0) if self.decisions else ApprovalDecision(kind="approve")
+        asyncio.get_running_loop().call_later(0.02, self.inbox.resolve, request_id, decision)
+
+
+def _given(value: Any) -> Callable[[Any, Any], Any]:
+    return lambda _input, _deps: value
+
+
+def _program(text: str = "x\n") -> Program:
+    """A model turn, three writes (denied, approved always, then granted) and an MCP call."""
+    messages = {"messages": [{"role": "user", "content": "write the notes"}]}
+    plan = graph("traced").node("think", "INFER.SAMPLE", [], _given(messages))
+    before = ["think"]
+    for index, path in enumerate(["notes/a.md", "notes/b.md", "notes/c.md"]):
+        call = {"call": {"id": f"w-{index}", "name": "write_text", "arguments": {"path": path, "text": text}}}
+        plan = plan.node(f"w{index}", "INTERACTION.ACT.TOOL", before, _given(call))
+        before = [f"w{index}"]
+    listed = {
+        "operation": "invoke",
+        "server": "demo",
+        "call": {"id": "m-1", "name": "list_notes", "arguments": {}},
+    }
+    plan = plan.node("mcp", "INTERACTION.ACT.MCP", before, _given(listed))
+    turn = ScriptTurn(content="On it.", usage={"inputTokens": 12, "outputTokens": 5})
+    return Program(
+        name="traced",
+        description="",
+        plan=plan,
+        tools=(read_text_tool, write_text_tool),
+        provider=ScriptedProvider(Script(turns=[turn])),
+    )
+
+
+def _config(root: Path, endpoint: str, *, capture: bool = False) -> RuntimeConfig:
+    demo = json.dumps(demo_server_entry(root / "notes"))
+    text = CONFIG.format(demo=demo, endpoint=endpoint, capture=str(capture).lower())
+    return parse_config_text(text, {"OTEL_TEST_TOKEN": SECRET}, name=str(root / "ditto.yaml"), workspace=root)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "ws"
+    (folder / "notes").mkdir(parents=True)
+    (folder / "notes" / "seen.md").write_text("# seen\n")
+    yield folder
+    flush_tracing(0.5)
+
+
+async def _run_once(
+    root: Path, config: RuntimeConfig, program: Program | None = None, times: int = 1
+) -> float:
+    """Run the program ``times`` times in one session under ``config``; the fastest run's seconds."""
+    program = program or _program()
+    assert isinstance(program.plan, Graph)
+    took = []
+    async with open_runtime(program, config, root, Person().inbox, wait_for_servers=True) as session:
+        for _ in range(times):
+            started = time.perf_counter()
+            await session.runtime.run(program.plan, None)
+            took.append(time.perf_counter() - started)
+    return min(took)
+
+
+async def _traced_run(root: Path, config: RuntimeConfig, program: Program | None = None) -> None:
+    """Run the program under ``config`` and wait until its spans are exported."""
+    await _run_once(root, config, program)
+    tracer = run_tracer(config, root)
+    assert tracer is not None and tracer.flush(5.0)
+
+
+def _only(spans: list[ReceivedSpan]) -> ReceivedSpan:
+    assert len(spans) == 1, [span.name for span in spans]
+    return spans[0]
+
+
+async def test_a_supervised_run_is_one_trace_of_its_nodes_requests_and_decisions(root: Path) -> None:
+    with otlp_receiver() as received:
+        await _traced_run(root, _config(root, received.url))
+    spans = received.spans
+    assert len({span.trace_id for span in spans}) == 1
+    run = _only(received.named("invoke_agent"))
+    assert run.name == "invoke_agent traced" and run.parent_id == ""
+    assert run.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert run.attributes["ditto.run.status"] == "succeeded" and run.attributes["ditto.mode"] == "ask"
+    assert run.resource["service.name"] == "ditto-tui"
+    chat = _only(received.named("chat"))
+    assert chat.parent_id == run.span_id and chat.attributes["gen_ai.operation.name"] == "chat"
+    assert chat.attributes["gen_ai.provider.name"] == "scripted"
+    assert (chat.attributes["gen_ai.usage.input_tokens"], chat.attributes["gen_ai.usage.output_tokens"]) == (
+        12,
+        5,
+    )
+    assert chat.attributes["gen_ai.response.finish_reasons"] == ["stop"]
+    tools = {span.attributes["gen_ai.tool.call.id"]: span for span in received.named("execute_tool")}
+    assert sorted(tools) == ["m-1", "w-0", "w-1", "w-2"]
+    for span in tools.values():
+        assert span.parent_id == run.span_id and span.attributes["gen_ai.operation.name"] == "execute_tool"
+        assert run.start <= span.start <= span.end <= run.end
+    assert (
+        tools["w-0"].name == "execute_tool write_text"
+        and tools["w-0"].attributes["gen_ai.tool.type"] == "function"
+    )
+    assert tools["w-0"].attributes["ditto.tool.status"] == "failed" and tools["w-0"].status == 2  # denied
+    assert tools["w-1"].attributes["ditto.tool.status"] == "success"
+    # the person's two answers: a request span each, under its call, with the rule that asked
+    approvals = {span.attributes["gen_ai.tool.call.id"]: span for span in received.named("ditto.approval")}
+    assert sorted(approvals) == ["w-0", "w-1"]
+    for call_id, decision in (("w-0", "deny"), ("w-1", "approve_always")):
+        span = approvals[call_id]
+        assert span.parent_id == tools[call_id].span_id
+        assert span.attributes["ditto.request.kind"] == "approval"
+        assert (span.attributes["ditto.decision"], span.attributes["ditto.decided_by"]) == (decision, "human")
+        assert span.attributes["ditto.rule.file"] == str(root / "ditto.yaml")
+        assert span.attributes["ditto.rule.line"] == 11
+        assert span.attributes["ditto.request.wait_ms"] >= 20
+        assert span.attributes["ditto.via"] == "terminal"
+    # the grant decided the third write without asking: an event on its call's span, naming the grant
+    ((name, granted),) = [event for event in tools["w-2"].events if event[0] == "ditto.decision"]
+    assert granted["ditto.decided_by"] == "grant" and str(granted["ditto.grant"]).startswith("g-")
+    # the MCP call: the rule allowed it, and the span says which server
+    mcp = tools["m-1"]
+    assert mcp.name == "execute_tool list_notes" and mcp.attributes["mcp.server"] == "demo"
+    assert (
+        mcp.attributes["gen_ai.tool.type"] == "extension"
+        and mcp.attributes["mcp.method.name"] == "tools/call"
+    )
+    ((_name, allowed),) = [event for event in mcp.events if event[0] == "ditto.decision"]
+    assert (allowed["ditto.decision"], allowed["ditto.decided_by"]) == ("approve", "rule")
+    assert allowed["ditto.rule.line"] == 13
+    # content is off: no argument, result, prompt or model text in any span
+    everything = " ".join(text for span in spans for text in span.texts())
+    for content in ("notes/a.md", "write the notes", "On it.", "seen.md", "not that file"):
+        assert content not in everything
+    assert SECRET not in everything
+    assert all(f"Bearer {SECRET}" == headers.get("authorization") for headers in received.headers)
+
+
+async def test_with_capture_content_the_text_is_there_and_a_planted_secret_never_is(root: Path) -> None:
+    with otlp_receiver() as received:
+        await _traced_run(root, _config(root, received.url, capture=True), _program(f"token {SECRET}\n"))
+    tools = {span.attributes["gen_ai.tool.call.id"]: span for span in received.named("execute_tool")}
+    arguments = json.loads(tools["w-1"].attributes["gen_ai.tool.call.arguments"])
+    assert arguments == {"path": "notes/b.md", "text": "token [REDACTED]\n"}
+    assert "seen.md" in tools["m-1"].attributes["gen_ai.tool.call.result"]
+    chat = _only(received.named("chat"))
+    assert "write the notes" in chat.attributes["gen_ai.input.messages"]
+    assert "On it." in chat.attributes["gen_ai.output.messages"]
+    (denied,) = [
+        span for span in received.named("ditto.approval") if span.attributes["ditto.decision"] == "deny"
+    ]
+    assert "not that file" in denied.attributes["ditto.reason"]
+    everything = " ".join(text for span in received.spans for text in span.texts())
+    assert SECRET not in everything and "[REDACTED]" in everything
+
+
+def _silent_port() -> tuple[socket.socket, int]:
+    """A port that accepts connections and never answers: a collector that hangs."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    return listener, listener.getsockname()[1]
+
+
+async def test_a_dead_collector_costs_the_run_nothing_and_its_failures_are_counted(root: Path) -> None:
+    listener, port = _silent_port()
+    try:
+        off = _config(root, "http://127.0.0.1:1")
+        off = off.model_copy(update={"otel": off.otel.model_copy(update={"endpoint": None})})
+        assert trace_settings(off, {}) is None
+        plain = await _run_once(root, off, times=3)
+        dead = _config(root, f"http://127.0.0.1:{port}")
+        hanging = await _run_once(root, dead, times=3)
+        assert hanging < plain * 1.5 + 0.05, (hanging, plain)
+        tracer = run_tracer(dead, root)
+        assert tracer is not None
+        started = time.perf_counter()
+        tracer.flush(3.0)  # each export gives up after otel.timeoutSeconds (0.5 s)
+        assert time.perf_counter() - started < 3.5
+        assert tracer.failed > 0
+    finally:
+        listener.close()
+
+
+def test_with_nothing_set_nothing_is_exported_and_the_sdk_is_never_imported(tmp_path: Path) -> None:
+    """A headless run with no ``otel:`` and no ``OTEL_*`` variable imports no SDK; the same run with the
+    standard variables set is exported, its last spans sent as the command leaves."""
+    (tmp_path / "README.md").write_text("# readme\n")
+    run = ["--workspace", str(tmp_path), "--headless", "--no-journal", "run", str(GRAPH)]
+    script = (
+        "import sys\n"
+        "from ditto_tui.__main__ import main\n"
+        f"code = main({run!r})\n"
+        "loaded = 'opentelemetry.sdk.trace' in sys.modules, 'ditto_tui.telemetry.spans' in sys.modules\n"
+        "print('SDK %s spans %s' % loaded)\n"
+    )
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
+    env["DITTO_TUI_HOME"] = str(tmp_path / "home")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert "SDK False spans False" in done.stdout, done.stderr
+    with otlp_receiver() as received:
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = received.url
+        env["OTEL_SERVICE_NAME"] = "from-the-environment"
+        command = [sys.executable, "-m", "ditto_tui", *run]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    (root,) = received.named("invoke_agent")
+    assert root.name == "invoke_agent write-note" and root.resource["service.name"] == "from-the-environment"
+    assert {span.trace_id for span in received.spans} == {root.trace_id} and len(received.spans) > 3
