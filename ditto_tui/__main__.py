@@ -369,7 +369,7 @@ async def _durable_program(
     """``worker GRAPH`` and ``run GRAPH --detach``."""
     if args.command == "worker":
         return await durable_cli.run_worker(program, config, workspace)
-    return await durable_cli.start_detached(program, config, sys.stdout)
+    return await durable_cli.start_detached(program, config, sys.stdout, workspace)
 
 
 def _app_argv(args: argparse.Namespace, workspace: Path) -> list[str]:

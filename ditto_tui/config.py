@@ -637,7 +637,7 @@ class OtelConfig(ConfigModel):
 
     endpoint: HttpUrl | None = Field(
         default=None,
-        description="The collector, e.g. http://127.0.0.1:4318 (http/protobuf: /v1/traces is added).",
+        description="The collector, e.g. http://127.0.0.1:4318 (http/protobuf: /v1/traces is added to it).",
     )
     protocol: Literal["http/protobuf", "grpc"] | None = Field(
         default=None, description="http/protobuf (the default) or grpc."

@@ -33,6 +33,7 @@ from ditto_tui.runtime import Graph
 from ditto_tui.sanitize import escape_unprintable
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
 from ditto_tui.supervise.requests import ApprovalRequest
+from ditto_tui.telemetry import temporal_interceptors
 
 COMMANDS = frozenset({"inbox", "decide", "worker", "server"})
 
@@ -95,14 +96,16 @@ def detached(args: argparse.Namespace) -> bool:
     return args.command == "worker" or (args.command == "run" and bool(getattr(args, "detach", False)))
 
 
-def durable_host(config: RuntimeConfig) -> DurableRunHost:
-    """The config's durable host; a clear error when the config says embedded."""
+def durable_host(config: RuntimeConfig, workspace: Path | None = None) -> DurableRunHost:
+    """The config's durable host; a clear error when the config says embedded. With ``workspace``, runs
+    started or worked on through it are traced when the config exports traces."""
     if config.runs.host == "embedded":
         raise ValidationError(
             "runs.host is embedded: runs live in the process that started them. Set runs: {host: local} "
             "in ditto.yaml for runs that outlive the terminal"
         )
-    return open_durable_run_host(config.runs.model_dump())
+    interceptors = temporal_interceptors(config, workspace) if workspace is not None else []
+    return open_durable_run_host(config.runs.model_dump(), interceptors)
 
 
 def run_command(args: argparse.Namespace, config: RuntimeConfig, out: TextIO | None = None) -> int:
@@ -217,11 +220,13 @@ def _server(action: str, out: TextIO) -> int:
     return 0
 
 
-async def start_detached(program: Program, config: RuntimeConfig, out: TextIO) -> int:
+async def start_detached(
+    program: Program, config: RuntimeConfig, out: TextIO, workspace: Path | None = None
+) -> int:
     """``run GRAPH --detach``: start the run on the durable host, print its id, leave it running."""
     if not isinstance(program.plan, Graph):
         raise ValidationError(f"{program.name}: a loop runs embedded; --detach takes a graph")
-    host = durable_host(config)
+    host = durable_host(config, workspace)
     run_id = await host.start(program.plan, program.initial)
     print(run_id, file=out)
     print(
@@ -241,7 +246,7 @@ async def run_worker(
     err = err or sys.stderr
     if not isinstance(program.plan, Graph):
         raise ValidationError(f"{program.name}: a loop runs embedded; a worker runs graphs")
-    host = durable_host(config)
+    host = durable_host(config, workspace)
     inbox = QueueApprover()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

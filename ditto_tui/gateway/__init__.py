@@ -28,6 +28,7 @@ from ditto_tui.headless import report_servers
 from ditto_tui.runs import open_run_host
 from ditto_tui.session import open_runtime
 from ditto_tui.supervise.modes import Mode
+from ditto_tui.telemetry import temporal_interceptors
 
 __all__ = ["Gateway", "open_gateway", "serve_http", "serve_stdio"]
 
@@ -53,7 +54,8 @@ async def open_gateway(
     async with open_runtime(
         gateway.program, config, workspace, inbox, wait_for_servers=True, mode=mode
     ) as session:
-        host = open_run_host(session.runtime, session.inbox, config.runs.model_dump())
+        traced = temporal_interceptors(config, workspace) if durable else []
+        host = open_run_host(session.runtime, session.inbox, config.runs.model_dump(), interceptors=traced)
         try:
             if durable:
                 await host.work(session.runtime, session.inbox, [gateway.program.plan])  # type: ignore[attr-defined]

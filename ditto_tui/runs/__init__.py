@@ -13,7 +13,7 @@ import asyncio
 import contextvars
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -351,18 +351,25 @@ class LocalRunHost:
         )
 
 
-def open_run_host(runtime: Runtime, inbox: Inbox, config: Mapping[str, Any] | None = None) -> RunHost:
+def open_run_host(
+    runtime: Runtime,
+    inbox: Inbox,
+    config: Mapping[str, Any] | None = None,
+    *,
+    interceptors: Sequence[object] = (),
+) -> RunHost:
     """The run host the config's ``runs:`` section names: ``embedded`` (the default), this process's runs
     on ``runtime`` and ``inbox``; ``local`` or ``remote``, runs on Temporal (the ``durable`` extra),
-    connected on first use."""
+    connected on first use, its client with ``interceptors`` (traces:
+    :func:`ditto_tui.telemetry.temporal_interceptors`)."""
     settings = config or {}
     host = settings.get("host", "embedded")
     if host == "embedded":
         return LocalRunHost(runtime, inbox)
-    return open_durable_run_host(settings)
+    return open_durable_run_host(settings, interceptors)
 
 
-def open_durable_run_host(settings: Mapping[str, Any]) -> DurableRunHost:
+def open_durable_run_host(settings: Mapping[str, Any], interceptors: Sequence[object] = ()) -> DurableRunHost:
     """The durable host of a ``runs:`` section (``local`` or ``remote``), imported only now: the embedded
     default never loads Temporal."""
     host = settings.get("host")
@@ -374,7 +381,7 @@ def open_durable_run_host(settings: Mapping[str, Any]) -> DurableRunHost:
         raise ValidationError(
             f"runs.host {host!r} needs the durable extra: pip install 'ditto-tui[durable]' ({exc})"
         ) from None
-    return open_durable_host(settings)
+    return open_durable_host(settings, interceptors)
 
 
 __all__ = [

@@ -57,13 +57,15 @@ class TraceSettings:
 
     @property
     def traces_url(self) -> str:
-        """The endpoint the exporter posts to: http/protobuf adds ``/v1/traces`` to a bare endpoint."""
-        if self.protocol == "grpc":
-            return self.endpoint
-        parsed = urllib.parse.urlsplit(self.endpoint)
-        if parsed.path in ("", "/"):
-            return self.endpoint.rstrip("/") + HTTP_TRACES_PATH
+        """Where the exporter sends: the endpoint as resolved by :func:`trace_settings`."""
         return self.endpoint
+
+
+def _signal_url(base: str) -> str:
+    """An OTLP/HTTP base endpoint with the traces path added (as the OpenTelemetry spec says for
+    ``OTEL_EXPORTER_OTLP_ENDPOINT``), unless it is already there."""
+    trimmed = base.rstrip("/")
+    return trimmed if trimmed.endswith(HTTP_TRACES_PATH) else trimmed + HTTP_TRACES_PATH
 
 
 def _env_headers(text: str) -> tuple[tuple[str, str], ...]:
@@ -82,21 +84,26 @@ def trace_settings(config: RuntimeConfig, environ: Mapping[str, str] | None = No
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
     otel = config.otel
-    from_env = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-    endpoint = otel.endpoint or (from_env.strip() if from_env else None)
-    if not endpoint:
+    signal_endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()  # used as it is
+    base = otel.endpoint or env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    if not (base or signal_endpoint):
         return None
     protocol = (
         otel.protocol
         or env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
         or env.get("OTEL_EXPORTER_OTLP_PROTOCOL")
     )
+    grpc = (protocol or "").strip() == "grpc"
+    if otel.endpoint or not signal_endpoint:
+        endpoint = base if grpc else _signal_url(base)
+    else:
+        endpoint = signal_endpoint
     headers = dict(_env_headers(env.get("OTEL_EXPORTER_OTLP_HEADERS", "")))
     headers.update(otel.headers)
     secrets = {*config.secret_values(), *(value for value in headers.values() if value)}
     return TraceSettings(
         endpoint=endpoint,
-        protocol="grpc" if (protocol or "").strip() == "grpc" else "http/protobuf",
+        protocol="grpc" if grpc else "http/protobuf",
         headers=tuple(sorted(headers.items())),
         capture_content=otel.capture_content,
         sampling=otel.sampling,
@@ -135,3 +142,12 @@ def flush_tracing(timeout: float = EXIT_FLUSH_SECONDS) -> None:
         _tracers.clear()
     for tracer in tracers:
         tracer.close(timeout / max(1, len(tracers)))
+
+
+def temporal_interceptors(config: RuntimeConfig, workspace: Path) -> list[object]:
+    """Temporal's own OpenTelemetry interceptor over this process's tracer, for the durable host's client
+    (its workers take it from the client), or none when nothing is exported: with it, the trace context
+    travels with a run's workflow and its activities, so the node spans a worker makes, on whichever
+    machine, join the trace of the process that started the run."""
+    tracer = run_tracer(config, workspace)
+    return [] if tracer is None else [tracer.temporal_interceptor()]

@@ -197,6 +197,7 @@ class RunTracer:
         self._redactor = SecretRedactor(settings.secrets)
         self._runs: dict[str, _Run] = {}
         self._lock = threading.Lock()
+        self._interceptor: object | None = None
 
     @classmethod
     def exporting(cls, settings: TraceSettings, workspace: Path) -> RunTracer:
@@ -211,6 +212,14 @@ class RunTracer:
         timeout_ms = int(settings.timeout_seconds * 1000)
         provider.add_span_processor(BatchSpanProcessor(exporter, export_timeout_millis=timeout_ms))
         return cls(provider.get_tracer(SCOPE), settings, provider=provider, exporter=exporter)
+
+    def temporal_interceptor(self) -> object:
+        """A ``temporalio.contrib.opentelemetry.TracingInterceptor`` over this tracer (one per tracer)."""
+        if self._interceptor is None:
+            from temporalio.contrib.opentelemetry import TracingInterceptor
+
+            self._interceptor = TracingInterceptor(self.tracer)
+        return self._interceptor
 
     @property
     def failed(self) -> int:
@@ -467,6 +476,8 @@ class _Listener:
         for table in (run.calls, run.servers):
             for key in [key for key, value in table.items() if value is opened]:
                 del table[key]
+        if run.root is None and not run.executions and not run.requests:  # a durable run's node, done
+            del self.runs[run_id]
         return run, opened.span
 
     def _node_finished(self, event: NodeFinished) -> None:

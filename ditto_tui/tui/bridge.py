@@ -32,6 +32,7 @@ from ditto_tui.supervise.journal import RunJournal
 from ditto_tui.supervise.lint import RecordedCall, recent_journals, recorded_calls
 from ditto_tui.supervise.modes import Mode, ModeSwitch
 from ditto_tui.supervise.policy import ReviewToggles
+from ditto_tui.telemetry import temporal_interceptors
 from ditto_tui.tui.mcp_source import BROWSE_ONLY
 from ditto_tui.tui.write_targets import server_roots, write_targets
 from ditto_tui.webhooks import RunEvents, Webhooks
@@ -332,7 +333,8 @@ class RunBridge:
         """Connect to the durable host, run the program's nodes here while the app is open, and ask the
         host's waiting requests in this session's inbox (the cross-run inbox)."""
         try:
-            host = open_durable_run_host(self.spec.config.runs.model_dump())
+            traced = temporal_interceptors(self.spec.config, self.spec.workspace)
+            host = open_durable_run_host(self.spec.config.runs.model_dump(), traced)
             program = self.spec.program
             plans = [program.plan] if program is not None and isinstance(program.plan, Graph) else []
             await host.work(session.runtime, self.approver, plans)

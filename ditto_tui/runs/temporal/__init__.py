@@ -15,7 +15,7 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -316,22 +316,23 @@ class TemporalRunHost:
             pass
 
 
-def open_durable_host(settings: Mapping[str, Any]) -> TemporalRunHost:
+def open_durable_host(settings: Mapping[str, Any], interceptors: Sequence[object] = ()) -> TemporalRunHost:
     """The durable host ``settings`` (a config's ``runs:`` section) names, connecting on first use:
     ``local`` starts the user's dev server when it is not running; ``remote`` connects to ``address``
-    with its TLS and API key."""
+    with its TLS and API key. The client (and the workers made from it) uses ``interceptors``."""
     host = settings.get("host")
     namespace = str(settings.get("namespace") or "default")
+    chain: dict[str, Any] = {"interceptors": list(interceptors)} if interceptors else {}
 
     async def local() -> Client:
         from ditto_tui.runs.temporal.server import ensure_running
 
         server = await asyncio.to_thread(ensure_running)
-        return await _reach(server.address, lambda: connect(server.address, namespace=namespace))
+        return await _reach(server.address, lambda: connect(server.address, namespace=namespace, **chain))
 
     async def remote() -> Client:
         tls = settings.get("tls")
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = dict(chain)
         if isinstance(tls, Mapping):
             options["tls"] = TLSConfig(
                 client_cert=_read(tls.get("cert")),
