@@ -33,7 +33,9 @@ HEAD = """\
 #     apiKey: ${OPENAI_API_KEY}
 # and add the model's origin to sandbox.network. Your own MCP servers go under mcp.servers (the
 # mcpServers block of Claude Desktop or Cursor, pasted; or `ditto-tui mcp import FILE`), each named in
-# sandbox.mcp. `ditto-tui untrust` stops using this file.
+# sandbox.mcp. Runs as OpenTelemetry traces (Phoenix, Langfuse, Jaeger):
+#   otel: {endpoint: http://127.0.0.1:4318}
+# `ditto-tui untrust` stops using this file.
 #
 """
 
