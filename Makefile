@@ -37,6 +37,7 @@ help:
 	@echo "           and MCP over stdio: ACT.MCP invoke and discovery vs the raw SDK"
 	@echo "           and the run journal: write cost per event, fsync, overhead on the 50-node graph"
 	@echo "           and the UI: 20,000 tool calls into the Run screen vs a bare RichLog, cold start"
+	@echo "           and traces: a 1,000-node run with OpenTelemetry export on vs off"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -106,4 +107,5 @@ bench: $(DEV_STAMP) bytecode
 	$(PY) -m benchmarks.bench_stream && \
 	$(PY) -m benchmarks.bench_durable && \
 	$(PY) -m benchmarks.bench_serve && \
-	$(PY) -m benchmarks.bench_gateway
+	$(PY) -m benchmarks.bench_gateway && \
+	$(PY) -m benchmarks.bench_otel

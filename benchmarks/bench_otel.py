@@ -58,13 +58,13 @@ def _sink() -> tuple[subprocess.Popen[str], int]:
 
 async def run_costs(repetitions: int) -> dict[str, Any]:
     """Median milliseconds per run of the 1,000-node line, exporting off and on; spans exported."""
-    from ditto_tui.telemetry.spans import RunTracer
+    from ditto_tui.telemetry.feed import RunTracer
 
     sink, port = _sink()
     try:
         with tempfile.TemporaryDirectory(prefix="ditto-otel-bench-") as temp:
             settings = TraceSettings(endpoint=f"http://127.0.0.1:{port}/v1/traces")
-            tracer = RunTracer.exporting(settings, Path(temp))
+            tracer = RunTracer(settings, Path(temp))
             off, on = _runtime(), _runtime()
             tracer.attach(on)
             plan = _plan()
@@ -79,8 +79,8 @@ async def run_costs(repetitions: int) -> dict[str, Any]:
                         started = time.perf_counter_ns()
                         await runtime.run(plan, INPUT)
                         samples[name].append(time.perf_counter_ns() - started)
-            flushed = tracer.flush(30.0)
-            exported, failed = tracer.exporter.exported, tracer.exporter.failed  # type: ignore[union-attr]
+            counts = tracer.flush(60.0) or {"exported": -1, "failed": -1}
+            exported, failed, flushed = counts["exported"], counts["failed"], counts["exported"] >= 0
             tracer.close(1.0)
     finally:
         sink.kill()

@@ -682,7 +682,7 @@ def console(argv: Sequence[str] | None = None) -> NoReturn:
     A command that talked to Temporal leaves at once once its output and logs are flushed, without the
     interpreter's shutdown (see ``_NATIVE_THREADS``): everything it wrote is already closed and synced."""
     code = main(argv)
-    if "ditto_tui.telemetry.spans" in sys.modules:  # runs were traced: their last spans, briefly
+    if "ditto_tui.telemetry.feed" in sys.modules:  # runs were traced: their last records, briefly
         from ditto_tui.telemetry import flush_tracing
 
         flush_tracing()

@@ -103,7 +103,7 @@ def _trace(runtime: Runtime, gate: ApprovalGate, config: RuntimeConfig, workspac
     tracer = run_tracer(config, workspace)
     if tracer is None:
         return
-    from ditto_tui.telemetry.spans import ModelInfo
+    from ditto_tui.telemetry.feed import ModelInfo
 
     infer = config.infer
     model = ModelInfo(provider=infer.provider, model=infer.model if infer.provider == "openai" else None)

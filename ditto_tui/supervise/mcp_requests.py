@@ -220,7 +220,7 @@ class RequestRecorder(Protocol):
 
 
 class RequestTracer(Protocol):
-    """Where the decisions on server requests go as span events (``ditto_tui.telemetry.spans``)."""
+    """Where the decisions on server requests go as span events (``ditto_tui.telemetry.feed``)."""
 
     def client_request(self, fields: Mapping[str, Any]) -> None:
         """Note one decision; never raises."""

@@ -11,9 +11,11 @@ standard variables ``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES
 (``OTEL_SDK_DISABLED=true`` turns it off). With no endpoint nothing is exported and the SDK is never
 imported: :func:`trace_settings` reads only the config and the environment.
 
-Exporting never holds a run, the UI or the exit: spans are sent in batches from a thread of the SDK, each
-export bounded by ``otel.timeoutSeconds``; a failed one is counted and logged to ``otel.log`` in the state
-directory's logs, never raised; the process waits at most :data:`EXIT_FLUSH_SECONDS` for the last spans.
+Exporting never holds a run, the UI or the exit: the run's process only hands small records to an
+exporter process of its own (:mod:`ditto_tui.telemetry.feed`), which makes the spans and sends them in
+batches, each export bounded by ``otel.timeoutSeconds``; a failed one is counted and logged to
+``otel.log`` in the state directory's logs, never raised; leaving waits at most
+:data:`EXIT_FLUSH_SECONDS` to hand over the last records.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ditto_tui.config import RuntimeConfig
-    from ditto_tui.telemetry.spans import RunTracer
+    from ditto_tui.telemetry.feed import RunTracer
 
 Protocol = Literal["http/protobuf", "grpc"]
 
@@ -129,9 +131,9 @@ def run_tracer(config: RuntimeConfig, workspace: Path) -> RunTracer | None:
     with _lock:
         tracer = _tracers.get(key)
         if tracer is None:
-            from ditto_tui.telemetry.spans import RunTracer
+            from ditto_tui.telemetry.feed import RunTracer
 
-            tracer = _tracers[key] = RunTracer.exporting(settings, workspace)
+            tracer = _tracers[key] = RunTracer(settings, workspace)
         return tracer
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,27 +35,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from ditto_tui.runtime.events import (
-    ApprovalRequested,
-    ApprovalResolved,
-    BreakpointRequested,
-    BreakpointResolved,
-    CustomEvent,
-    ExecutionEvent,
-    ModeChanged,
-    NodeFailed,
-    NodeFinished,
-    NodeSkipped,
-    NodeStarted,
-    ReviewRequested,
-    ReviewResolved,
-    RunFinished,
-    RunStarted,
-)
 from ditto_tui.sanitize import SecretRedactor
-from ditto_tui.supervise.journal._lines import ACT_MCP, ACT_TOOL, field_of, wire_form
+from ditto_tui.supervise.journal._lines import ACT_MCP, ACT_TOOL
 from ditto_tui.telemetry import CONTENT_LIMIT, TraceSettings
 
 logger = logging.getLogger(__name__)
@@ -65,6 +47,8 @@ SCOPE = "ditto_tui"
 SAMPLE = "INFER.SAMPLE"
 PROGRESS = "mcp_progress"
 _TOOL_NODES = frozenset({ACT_TOOL, ACT_MCP})
+QUEUE_SIZE = 1 << 17
+"""Spans the exporter holds before it drops any (the SDK's 2,048 is a second of a busy run)."""
 _CUT = "…"
 
 Attributes = dict[str, Any]
@@ -72,14 +56,6 @@ Attributes = dict[str, Any]
 
 def _ns(at: float) -> int:
     return int(at * 1e9)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelInfo:
-    """What a runtime's model turns say of their model: the provider and the requested model name."""
-
-    provider: str | None = None
-    model: str | None = None
 
 
 @dataclass
@@ -182,211 +158,182 @@ def _log_to(path: Path) -> None:
         named.propagate = False
 
 
-class RunTracer:
-    """Turns the events of the runtimes it is attached to into spans of ``tracer``."""
-
-    def __init__(
-        self,
-        tracer: trace.Tracer,
-        settings: TraceSettings,
-        *,
-        provider: TracerProvider | None = None,
-        exporter: CountingExporter | None = None,
-    ) -> None:
-        self.tracer, self.settings, self.provider, self.exporter = tracer, settings, provider, exporter
-        self._redactor = SecretRedactor(settings.secrets)
-        self._runs: dict[str, _Run] = {}
-        self._lock = threading.Lock()
-        self._interceptor: object | None = None
-
-    @classmethod
-    def exporting(cls, settings: TraceSettings, workspace: Path) -> RunTracer:
-        """A tracer whose spans go to ``settings``' collector in batches, from a thread of the SDK."""
-        from ditto_tui.home import logs_dir
-
-        _log_to(logs_dir(workspace) / "otel.log")
-        resource = Resource.create({"service.name": settings.service_name})
-        sampler = ParentBased(TraceIdRatioBased(settings.sampling))
-        provider = TracerProvider(resource=resource, sampler=sampler)
-        exporter = CountingExporter(_exporter(settings))
-        timeout_ms = int(settings.timeout_seconds * 1000)
-        provider.add_span_processor(BatchSpanProcessor(exporter, export_timeout_millis=timeout_ms))
-        return cls(provider.get_tracer(SCOPE), settings, provider=provider, exporter=exporter)
-
-    def temporal_interceptor(self) -> object:
-        """A ``temporalio.contrib.opentelemetry.TracingInterceptor`` over this tracer (one per tracer)."""
-        if self._interceptor is None:
-            from temporalio.contrib.opentelemetry import TracingInterceptor
-
-            self._interceptor = TracingInterceptor(self.tracer)
-        return self._interceptor
-
-    @property
-    def failed(self) -> int:
-        """How many spans could not be exported so far."""
-        return 0 if self.exporter is None else self.exporter.failed
-
-    def attach(
-        self, runtime: Any, model: ModelInfo | None = None, mode: Callable[[], str] | None = None
-    ) -> Any:
-        """Follow ``runtime``'s events; ``model`` names its model turns' model, ``mode`` says the session's
-        mode when a run starts. Returns the unsubscribe function."""
-        listener = _Listener(self, model or ModelInfo(), mode)
-        return runtime.subscribe(listener)
-
-    def flush(self, timeout: float = 5.0) -> bool:
-        """Export every finished span now, waiting at most ``timeout`` seconds."""
-        if self.provider is None:
-            return True
-        return bool(self.provider.force_flush(int(timeout * 1000)))
-
-    def close(self, timeout: float = 1.0) -> None:
-        """Flush for at most ``timeout`` seconds, then stop exporting (spans still queued are dropped)."""
-        if self.provider is None:
-            return
-        self.flush(timeout)
-        processor_shutdown = threading.Thread(target=self.provider.shutdown, daemon=True)
-        processor_shutdown.start()
-        processor_shutdown.join(timeout)
-
-    # -- content ----------------------------------------------------------------------------------------
-
-    def content(self, value: Any) -> str:
-        """``value`` as JSON text for a span: redacted, then cut at the limit."""
-        try:
-            text = json.dumps(self._redactor.redact_data(_wire(value)), ensure_ascii=False, default=repr)
-        except (TypeError, ValueError, RecursionError):
-            text = self._redactor.redact(repr(value))
-        if len(text) > CONTENT_LIMIT:
-            text = text[: CONTENT_LIMIT - 1] + _CUT
-        return text
-
-    def text(self, value: str) -> str:
-        """A string that is not content but may hold a secret (an error's message): redacted, bounded."""
-        text = self._redactor.redact(value)
-        return text if len(text) <= CONTENT_LIMIT else text[: CONTENT_LIMIT - 1] + _CUT
-
-    # -- MCP servers' requests ---------------------------------------------------------------------------
-
-    def client_request(self, fields: Mapping[str, Any]) -> None:
-        """An MCP server's sampling or elicitation and its decision, as an event on the span of the call
-        that server is running (else on the run's root; else nowhere)."""
-        server = str(fields.get("server") or "")
-        request = str(fields.get("request") or "request")
-        attributes: Attributes = {
-            "mcp.server": server,
-            "ditto.decision": str(fields.get("decision") or ""),
-            "ditto.decided_by": str(fields.get("by") or ""),
-        }
-        with self._lock:
-            target = next(
-                (run.servers[server] for run in self._runs.values() if server in run.servers),
-                None,
-            ) or next((run.root for run in self._runs.values() if run.root is not None), None)
-        if target is not None:
-            name = "mcp.sampling" if request.startswith("sampling") else f"mcp.{request}"
-            target.span.add_event(name, attributes)
+def exporting_provider(settings: TraceSettings, log: Path) -> TracerProvider:
+    """A tracer provider whose spans go to ``settings``' collector in batches, from a thread of the SDK;
+    its log records go to ``log``."""
+    _log_to(log)
+    resource = Resource.create({"service.name": settings.service_name})
+    provider = TracerProvider(resource=resource, sampler=ParentBased(TraceIdRatioBased(settings.sampling)))
+    exporter = CountingExporter(_exporter(settings))
+    timeout_ms = int(settings.timeout_seconds * 1000)
+    processor = BatchSpanProcessor(exporter, max_queue_size=QUEUE_SIZE, export_timeout_millis=timeout_ms)
+    provider.add_span_processor(processor)
+    provider.counting = exporter  # type: ignore[attr-defined]
+    return provider
 
 
-def _wire(value: Any) -> Any:
-    if value is None or isinstance(value, str | int | float | bool | list | dict):
-        return value
-    return wire_form(value)
+def _remote(parent: Sequence[int] | None) -> otel_context.Context | None:
+    """The context of a span made in another process (a Temporal activity's), from its numbers."""
+    if not parent:
+        return None
+    trace_id, span_id, flags = parent
+    remote = SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(flags))
+    return trace.set_span_in_context(NonRecordingSpan(remote))
 
 
-def _rule_attributes(event: ApprovalResolved) -> Attributes:
+def _rule_attributes(rules: Sequence[Sequence[Any]] | None) -> Attributes:
     attributes: Attributes = {}
-    if event.rules:
-        first = event.rules[0]
-        attributes["ditto.rule"] = first.rule
-        if first.file is not None:
-            attributes["ditto.rule.file"] = first.file
-        if first.line is not None:
-            attributes["ditto.rule.line"] = first.line
-        if first.layer is not None:
-            attributes["ditto.rule.layer"] = first.layer
+    if rules:
+        rule, file, line, layer = rules[0]
+        attributes["ditto.rule"] = rule
+        if file is not None:
+            attributes["ditto.rule.file"] = file
+        if line is not None:
+            attributes["ditto.rule.line"] = line
+        if layer is not None:
+            attributes["ditto.rule.layer"] = layer
     return attributes
 
 
-class _Listener:
-    """One runtime's subscription: its events become spans of the tracer."""
-
-    def __init__(self, tracer: RunTracer, model: ModelInfo, mode: Callable[[], str] | None) -> None:
-        self.tracer, self.model, self.mode = tracer, model, mode
-        self.runs = tracer._runs
-        self.capture = tracer.settings.capture_content
-        self._handlers: dict[type[ExecutionEvent], Callable[[Any], None]] = {
-            RunStarted: self._run_started,
-            NodeStarted: self._node_started,
-            NodeFinished: self._node_finished,
-            NodeFailed: self._node_failed,
-            NodeSkipped: self._node_skipped,
-            ApprovalRequested: self._approval_requested,
-            ApprovalResolved: self._approval_resolved,
-            BreakpointRequested: self._breakpoint_requested,
-            BreakpointResolved: self._breakpoint_resolved,
-            ReviewRequested: self._review_requested,
-            ReviewResolved: self._review_resolved,
-            ModeChanged: self._mode_changed,
-            RunFinished: self._run_finished,
-            CustomEvent: self._custom,
+def _expanded(record: Sequence[Any]) -> dict[str, Any] | None:
+    """A plain node's start or end, sent as a tuple (see ``ditto_tui.telemetry.feed``), as a record."""
+    if record and record[0] == "S" and len(record) == 7:
+        _tag, run, at, node_id, node_type, execution_id, iteration = record
+        return {
+            "kind": "node_started",
+            "run": run,
+            "at": at,
+            "node_id": node_id,
+            "node_type": node_type,
+            "execution_id": execution_id,
+            "iteration": iteration,
         }
-        self._chat_name = f"chat {model.model}" if model.model else "chat"
+    if record and record[0] == "N" and len(record) == 8:
+        _tag, run, at, node_id, node_type, execution_id, iteration, duration_ms = record
+        return {
+            "kind": "node_done",
+            "run": run,
+            "at": at,
+            "node_id": node_id,
+            "node_type": node_type,
+            "execution_id": execution_id,
+            "iteration": iteration,
+            "duration_ms": duration_ms,
+        }
+    if record and record[0] == "F" and len(record) == 5:
+        _tag, run, at, node_id, execution_id = record
+        return {
+            "kind": "node_finished",
+            "run": run,
+            "at": at,
+            "node_id": node_id,
+            "execution_id": execution_id,
+        }
+    return None
 
-    def __call__(self, event: ExecutionEvent) -> None:
-        handler = self._handlers.get(type(event))
+
+class SpanBuilder:
+    """Turns the records of :mod:`ditto_tui.telemetry.feed` into spans of ``tracer``."""
+
+    def __init__(self, tracer: trace.Tracer, settings: TraceSettings) -> None:
+        self.tracer, self.settings = tracer, settings
+        self.capture = settings.capture_content
+        self.runs: dict[str, _Run] = {}
+        self._redactor = SecretRedactor(settings.secrets)
+        self._kinds: dict[str, Callable[[dict[str, Any]], None]] = {
+            "run_started": self._run_started,
+            "run_finished": self._run_finished,
+            "node_started": self._node_started,
+            "node_finished": self._node_finished,
+            "node_done": self._node_done,
+            "node_failed": self._node_failed,
+            "node_skipped": self._node_skipped,
+            "approval_requested": self._approval_requested,
+            "approval_resolved": self._approval_resolved,
+            "breakpoint_requested": self._breakpoint_requested,
+            "breakpoint_resolved": self._breakpoint_resolved,
+            "review_requested": self._review_requested,
+            "review_resolved": self._review_resolved,
+            "mode_changed": self._mode_changed,
+            "custom": self._progress,
+            "client_request": self._client_request,
+        }
+
+    def handle(self, record: dict[str, Any] | Sequence[Any]) -> None:
+        """One record; one that is not understood is passed over."""
+        fields = record if isinstance(record, dict) else _expanded(record)
+        if fields is None:
+            return
+        handler = self._kinds.get(str(fields.get("kind")))
         if handler is not None:
-            handler(event)
+            handler(fields)
+
+    # -- content ----------------------------------------------------------------------------------------
+
+    def content(self, text: str) -> str:
+        """JSON text of the run's content for a span: its secrets redacted, then cut at the limit."""
+        try:
+            redacted = json.dumps(self._redactor.redact_data(json.loads(text)), ensure_ascii=False)
+        except ValueError:
+            redacted = self._redactor.redact(text)
+        return self._bounded(redacted)
+
+    def text(self, value: Any) -> str:
+        """A string that is not content but may hold a secret (an error's message): redacted, bounded."""
+        return self._bounded(self._redactor.redact(str(value)))
+
+    @staticmethod
+    def _bounded(text: str) -> str:
+        return text if len(text) <= CONTENT_LIMIT else text[: CONTENT_LIMIT - 1] + _CUT
 
     # -- the run --------------------------------------------------------------------------------------
 
     def _run(self, run_id: str) -> _Run:
-        """The open spans of ``run_id``; a run not started here (a durable run's node, on its worker) has
-        no root: its spans start in the current context (the activity's, from Temporal's interceptor)."""
+        """The open spans of ``run_id``; a run whose root is elsewhere (a durable run's node on its worker)
+        has none here: its spans start in the context their records carry."""
         run = self.runs.get(run_id)
         if run is None:
             run = self.runs[run_id] = _Run(root=None)
         return run
 
-    def _run_started(self, event: RunStarted) -> None:
+    def _start(self, name: str, parent: Any, attributes: Attributes, at: float) -> Span:
+        return self.tracer.start_span(
+            name, context=parent, kind=SpanKind.INTERNAL, attributes=attributes, start_time=_ns(at)
+        )
+
+    def _run_started(self, record: dict[str, Any]) -> None:
         attributes: Attributes = {
             "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": event.plan,
-            "ditto.run.id": event.run_id,
-            "ditto.run.kind": event.plan_kind,
-            "ditto.run.nodes": len(event.nodes),
+            "gen_ai.agent.name": record["plan"],
+            "ditto.run.id": record["run"],
+            "ditto.run.kind": record["plan_kind"],
+            "ditto.run.nodes": record["nodes"],
         }
-        mode = self.mode() if self.mode is not None else None
-        if mode is not None:
-            attributes["ditto.mode"] = mode
-        span = self.tracer.tracer.start_span(
-            f"invoke_agent {event.plan}",
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            start_time=_ns(event.at),
-        )
-        self.runs[event.run_id] = _Run(root=_Open(span), mode=mode)
+        if record.get("mode") is not None:
+            attributes["ditto.mode"] = record["mode"]
+        span = self._start(f"invoke_agent {record['plan']}", None, attributes, record["at"])
+        self.runs[record["run"]] = _Run(root=_Open(span), mode=record.get("mode"))
 
-    def _run_finished(self, event: RunFinished) -> None:
-        run = self.runs.pop(event.run_id, None)
+    def _run_finished(self, record: dict[str, Any]) -> None:
+        run = self.runs.pop(record["run"], None)
         if run is None:
             return
-        end = _ns(event.at)
+        end = _ns(record["at"])
         for request in run.requests.values():
             request.span.set_attribute("ditto.decision", "unanswered")
             request.span.end(end_time=end)
-        for open_span in run.executions.values():
-            open_span.span.set_status(Status(StatusCode.ERROR, "the run ended first"))
-            open_span.span.end(end_time=end)
+        for opened in run.executions.values():
+            opened.span.set_status(Status(StatusCode.ERROR, "the run ended first"))
+            opened.span.end(end_time=end)
         if run.root is None:
             return
-        span = run.root.span
-        span.set_attribute("ditto.run.status", event.status)
-        if event.failed_node is not None:
-            span.set_attribute("ditto.run.failed_node", event.failed_node)
-        if event.status != "succeeded":
-            span.set_attribute("error.type", event.status)
-            span.set_status(Status(StatusCode.ERROR, self.tracer.text(event.error or event.status)))
+        span, status = run.root.span, record["status"]
+        span.set_attribute("ditto.run.status", status)
+        if record.get("failed_node") is not None:
+            span.set_attribute("ditto.run.failed_node", record["failed_node"])
+        if status != "succeeded":
+            span.set_attribute("error.type", status)
+            span.set_status(Status(StatusCode.ERROR, self.text(record.get("error") or status)))
         span.end(end_time=end)
 
     def _parent(self, run: _Run, node_id: str | None = None, call_id: str | None = None) -> Any:
@@ -394,7 +341,7 @@ class _Listener:
         if call_id is not None and (found := run.calls.get(call_id)) is not None:
             return found.context
         if node_id is not None:
-            if (found := run.nodes.get(node_id)) is not None and call_id is not None:
+            if call_id is not None and (found := run.nodes.get(node_id)) is not None:
                 return found.context
             caller, sep, _rest = node_id.rpartition("/")
             if sep and (found := run.nodes.get(caller)) is not None:
@@ -403,287 +350,281 @@ class _Listener:
 
     # -- nodes ----------------------------------------------------------------------------------------
 
-    def _node_started(self, event: NodeStarted) -> None:
-        run = self._run(event.run_id)
-        node_type = event.node_type
+    def _node_started(self, record: dict[str, Any]) -> None:
+        run = self._run(record["run"])
+        node_id, node_type = record["node_id"], record["node_type"]
         attributes: Attributes = {
-            "ditto.node.id": event.node_id,
+            "ditto.node.id": node_id,
             "ditto.node.type": node_type,
-            "ditto.execution.id": event.execution_id,
+            "ditto.execution.id": record["execution_id"],
         }
-        if event.iteration is not None:
-            attributes["ditto.iteration"] = event.iteration
-        call_id = server = None
+        if record.get("iteration") is not None:
+            attributes["ditto.iteration"] = record["iteration"]
+        call_id = record.get("call_id")
+        server = record.get("server")
         if node_type in _TOOL_NODES:
-            call = field_of(event.input, "call", "call")
-            call_id = field_of(call, "id", "id")
-            tool = (
-                field_of(call, "name", "name")
-                or field_of(event.input, "operation", "operation")
-                or "discover"
-            )
+            tool = record.get("tool") or "discover"
             attributes["gen_ai.operation.name"] = "execute_tool"
             attributes["gen_ai.tool.name"] = str(tool)
             attributes["gen_ai.tool.type"] = "extension" if node_type == ACT_MCP else "function"
             if isinstance(call_id, str):
                 attributes["gen_ai.tool.call.id"] = call_id
             if node_type == ACT_MCP:
-                server = field_of(event.input, "server", "server")
-                attributes["mcp.method.name"] = "tools/call" if call is not None else "tools/list"
+                attributes["mcp.method.name"] = "tools/call" if record.get("tool") else "tools/list"
                 if isinstance(server, str):
                     attributes["mcp.server"] = server
-            if self.capture and call is not None:
-                attributes["gen_ai.tool.call.arguments"] = self.tracer.content(field_of(call, "arguments"))
+            if self.capture and isinstance(record.get("arguments"), str):
+                attributes["gen_ai.tool.call.arguments"] = self.content(record["arguments"])
             name = f"execute_tool {tool}"
         elif node_type == SAMPLE:
             attributes["gen_ai.operation.name"] = "chat"
-            if self.model.provider is not None:
-                attributes["gen_ai.provider.name"] = self.model.provider
-            if self.model.model is not None:
-                attributes["gen_ai.request.model"] = self.model.model
-            if self.capture:
-                attributes["gen_ai.input.messages"] = self.tracer.content(field_of(event.input, "messages"))
-            name = self._chat_name
+            if record.get("provider") is not None:
+                attributes["gen_ai.provider.name"] = record["provider"]
+            if record.get("model") is not None:
+                attributes["gen_ai.request.model"] = record["model"]
+            if self.capture and isinstance(record.get("messages"), str):
+                attributes["gen_ai.input.messages"] = self.content(record["messages"])
+            name = f"chat {record['model']}" if record.get("model") else "chat"
         else:
-            if self.capture and event.input is not None:
-                attributes["ditto.node.input"] = self.tracer.content(event.input)
-            name = f"{node_type} {event.node_id}"
-        parent = self._parent(run, event.node_id)
-        span = self.tracer.tracer.start_span(
-            name,
-            context=parent,
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            start_time=_ns(event.at),
-        )
-        opened = _Open(span)
-        run.executions[event.execution_id] = opened
-        run.nodes[event.node_id] = opened
+            if self.capture and isinstance(record.get("input"), str):
+                attributes["ditto.node.input"] = self.content(record["input"])
+            name = f"{node_type} {node_id}"
+        parent = self._parent(run, node_id)
+        if parent is None:
+            parent = _remote(record.get("parent"))
+        opened = _Open(self._start(name, parent, attributes, record["at"]))
+        run.executions[record["execution_id"]] = opened
+        run.nodes[node_id] = opened
         if isinstance(call_id, str):
             run.calls[call_id] = opened
         if isinstance(server, str):
             run.servers[server] = opened
 
-    def _ended(self, run_id: str, execution_id: str, node_id: str) -> tuple[_Run, Span] | None:
+    def _ended(self, record: dict[str, Any]) -> Span | None:
+        run_id = record["run"]
         run = self.runs.get(run_id)
         if run is None:
             return None
-        opened = run.executions.pop(execution_id, None)
+        opened = run.executions.pop(record["execution_id"], None)
         if opened is None:
             return None
-        if run.nodes.get(node_id) is opened:
-            del run.nodes[node_id]
+        if run.nodes.get(record["node_id"]) is opened:
+            del run.nodes[record["node_id"]]
         for table in (run.calls, run.servers):
             for key in [key for key, value in table.items() if value is opened]:
                 del table[key]
         if run.root is None and not run.executions and not run.requests:  # a durable run's node, done
             del self.runs[run_id]
-        return run, opened.span
+        return opened.span
 
-    def _node_finished(self, event: NodeFinished) -> None:
-        ended = self._ended(event.run_id, event.execution_id, event.node_id)
-        if ended is None:
+    def _node_finished(self, record: dict[str, Any]) -> None:
+        span = self._ended(record)
+        if span is None:
             return
-        _run, span = ended
-        output = event.output
-        if event.node_type in _TOOL_NODES:
-            result = field_of(output, "result", "result") or output
-            status = field_of(result, "status", "status")
-            if isinstance(status, str):
-                span.set_attribute("ditto.tool.status", status)
-                if status != "success":
-                    error = field_of(result, "error", "error")
-                    code = field_of(error, "code", "code") if error is not None else None
-                    span.set_attribute("error.type", str(code or status))
-                    # the message is the result's text (a denial's says the person's reason): content
-                    message = field_of(error, "message", "message") if self.capture and error else None
-                    said = self.tracer.text(str(message or code or status))
-                    span.set_status(Status(StatusCode.ERROR, said))
-            if self.capture:
-                span.set_attribute("gen_ai.tool.call.result", self.tracer.content(result))
-        elif event.node_type == SAMPLE:
-            usage = field_of(output, "usage", "usage")
-            if isinstance(usage, Mapping):
-                for key, name in _USAGE:
-                    count = usage.get(key)
-                    if type(count) is int:
-                        span.set_attribute(name, count)
-            reason = field_of(output, "finish_reason", "finishReason")
-            if isinstance(reason, str):
-                span.set_attribute("gen_ai.response.finish_reasons", (reason,))
-            if self.capture:
-                span.set_attribute(
-                    "gen_ai.output.messages", self.tracer.content([field_of(output, "message")])
-                )
-        elif self.capture and output is not None:
-            span.set_attribute("ditto.node.output", self.tracer.content(output))
-        span.end(end_time=_ns(event.at))
+        status = record.get("status")
+        if isinstance(status, str):
+            span.set_attribute("ditto.tool.status", status)
+            if status != "success":
+                code = record.get("error_code")
+                span.set_attribute("error.type", str(code or status))
+                # the message is the result's text (a denial's says the person's reason): content
+                said = record.get("error_message") if self.capture else None
+                span.set_status(Status(StatusCode.ERROR, self.text(said or code or status)))
+            if self.capture and isinstance(record.get("result"), str):
+                span.set_attribute("gen_ai.tool.call.result", self.content(record["result"]))
+        usage = record.get("usage")
+        if isinstance(usage, Mapping):
+            for key, name in _USAGE:
+                count = usage.get(key)
+                if type(count) is int:
+                    span.set_attribute(name, count)
+        if isinstance(record.get("finish_reason"), str):
+            span.set_attribute("gen_ai.response.finish_reasons", (record["finish_reason"],))
+        if self.capture and isinstance(record.get("message"), str):
+            span.set_attribute("gen_ai.output.messages", self.content(record["message"]))
+        if self.capture and isinstance(record.get("output"), str):
+            span.set_attribute("ditto.node.output", self.content(record["output"]))
+        span.end(end_time=_ns(record["at"]))
 
-    def _node_failed(self, event: NodeFailed) -> None:
-        ended = self._ended(event.run_id, event.execution_id, event.node_id)
-        if ended is None:
-            return
-        _run, span = ended
-        span.set_attribute("error.type", "cancelled" if event.cancelled else event.error_type)
-        span.set_status(Status(StatusCode.ERROR, self.tracer.text(event.error)))
-        span.end(end_time=_ns(event.at))
+    def _node_done(self, record: dict[str, Any]) -> None:
+        """A plain node's whole span at once: it started ``duration_ms`` before its end."""
+        span = self._whole(record)
+        span.end(end_time=_ns(record["at"]))
 
-    def _node_skipped(self, event: NodeSkipped) -> None:
-        run = self._run(event.run_id)
-        at = _ns(event.at)
+    def _whole(self, record: dict[str, Any]) -> Span:
+        run = self._run(record["run"])
+        node_id, node_type = record["node_id"], record["node_type"]
         attributes: Attributes = {
-            "ditto.node.id": event.node_id,
-            "ditto.node.type": event.node_type,
-            "ditto.node.skipped": event.reason,
+            "ditto.node.id": node_id,
+            "ditto.node.type": node_type,
+            "ditto.execution.id": record["execution_id"],
         }
-        span = self.tracer.tracer.start_span(
-            f"{event.node_type} {event.node_id}",
-            context=self._parent(run, event.node_id),
-            attributes=attributes,
-            start_time=at,
+        if record.get("iteration") is not None:
+            attributes["ditto.iteration"] = record["iteration"]
+        started = record["at"] - float(record.get("duration_ms") or 0) / 1000
+        return self._start(f"{node_type} {node_id}", self._parent(run, node_id), attributes, started)
+
+    def _node_failed(self, record: dict[str, Any]) -> None:
+        span = self._whole(record) if "duration_ms" in record else self._ended(record)
+        if span is None:
+            return
+        span.set_attribute(
+            "error.type", "cancelled" if record.get("cancelled") else str(record["error_type"])
         )
-        span.end(end_time=at)
+        span.set_status(Status(StatusCode.ERROR, self.text(record.get("error") or "")))
+        span.end(end_time=_ns(record["at"]))
+
+    def _node_skipped(self, record: dict[str, Any]) -> None:
+        run = self._run(record["run"])
+        attributes: Attributes = {
+            "ditto.node.id": record["node_id"],
+            "ditto.node.type": record["node_type"],
+            "ditto.node.skipped": record["reason"],
+        }
+        name = f"{record['node_type']} {record['node_id']}"
+        span = self._start(name, self._parent(run, record["node_id"]), attributes, record["at"])
+        span.end(end_time=_ns(record["at"]))
 
     # -- requests and decisions -----------------------------------------------------------------------
 
-    def _open_request(
-        self, event: ExecutionEvent, request_id: str, name: str, parent: Any, attributes: Attributes
-    ) -> None:
-        run = self._run(event.run_id)
-        attributes["ditto.request.id"] = request_id
-        span = self.tracer.tracer.start_span(
-            name, context=parent, attributes=attributes, start_time=_ns(event.at)
+    def _open_request(self, record: dict[str, Any], name: str, parent: Any, attributes: Attributes) -> None:
+        run = self._run(record["run"])
+        attributes["ditto.request.id"] = record["request_id"]
+        run.requests[record["request_id"]] = _Request(
+            self._start(name, parent, attributes, record["at"]), record["at"]
         )
-        run.requests[request_id] = _Request(span, event.at)
 
-    def _close_request(self, event: ExecutionEvent, request_id: str, attributes: Attributes) -> bool:
-        run = self.runs.get(event.run_id)
-        request = run.requests.pop(request_id, None) if run is not None else None
+    def _close_request(self, record: dict[str, Any], attributes: Attributes) -> bool:
+        run = self.runs.get(record["run"])
+        request = run.requests.pop(record["request_id"], None) if run is not None else None
         if request is None:
             return False
-        attributes["ditto.request.wait_ms"] = round((event.at - request.at) * 1000, 3)
+        attributes["ditto.request.wait_ms"] = round((record["at"] - request.at) * 1000, 3)
         request.span.set_attributes(attributes)
-        request.span.end(end_time=_ns(event.at))
+        request.span.end(end_time=_ns(record["at"]))
         return True
 
-    def _decided(
-        self, decided_by: str | None, via: str | None, approver: str | None, run_id: str
-    ) -> Attributes:
+    def _decided(self, record: dict[str, Any]) -> Attributes:
+        decided_by = record.get("decided_by")
         attributes: Attributes = {"ditto.decided_by": decided_by or "unknown"}
-        if via is not None:
-            attributes["ditto.via"] = via
-        if approver is not None:
-            attributes["ditto.approver"] = approver
+        for key, name in (("via", "ditto.via"), ("approver", "ditto.approver"), ("grant", "ditto.grant")):
+            if record.get(key) is not None:
+                attributes[name] = record[key]
         if decided_by == "mode":
-            run = self.runs.get(run_id)
+            run = self.runs.get(record["run"])
             if run is not None and run.mode is not None:
                 attributes["ditto.mode"] = run.mode
         return attributes
 
-    def _approval_requested(self, event: ApprovalRequested) -> None:
-        run = self._run(event.run_id)
+    def _approval_requested(self, record: dict[str, Any]) -> None:
+        run = self._run(record["run"])
         attributes: Attributes = {
             "ditto.request.kind": "approval",
-            "gen_ai.tool.name": event.tool,
-            "gen_ai.tool.call.id": event.call_id,
+            "gen_ai.tool.name": record["tool"],
+            "gen_ai.tool.call.id": record["call_id"],
         }
-        if event.server is not None:
-            attributes["mcp.server"] = event.server
-        if event.rule is not None:
-            attributes["ditto.rule"] = event.rule
-        if self.capture and event.arguments is not None:
-            attributes["gen_ai.tool.call.arguments"] = self.tracer.content(event.arguments)
-        parent = self._parent(run, event.node_id, event.call_id)
-        self._open_request(event, event.request_id, f"ditto.approval {event.tool}", parent, attributes)
+        if record.get("server") is not None:
+            attributes["mcp.server"] = record["server"]
+        if record.get("rule") is not None:
+            attributes["ditto.rule"] = record["rule"]
+        if self.capture and isinstance(record.get("arguments"), str):
+            attributes["gen_ai.tool.call.arguments"] = self.content(record["arguments"])
+        parent = self._parent(run, record.get("node_id"), record["call_id"])
+        self._open_request(record, f"ditto.approval {record['tool']}", parent, attributes)
 
-    def _approval_resolved(self, event: ApprovalResolved) -> None:
-        attributes = self._decided(event.decided_by, event.via, event.approver, event.run_id)
-        attributes["ditto.decision"] = event.decision
-        attributes.update(_rule_attributes(event))
-        if event.grant is not None:
-            attributes["ditto.grant"] = event.grant
-        if event.edited:
+    def _approval_resolved(self, record: dict[str, Any]) -> None:
+        attributes = self._decided(record)
+        attributes["ditto.decision"] = record["decision"]
+        attributes.update(_rule_attributes(record.get("rules")))
+        if record.get("edited"):
             attributes["ditto.arguments_edited"] = True
-        if self.capture and event.reason:
-            attributes["ditto.reason"] = self.tracer.content(event.reason)
-        if self._close_request(event, event.request_id, attributes):
+        if self.capture and record.get("reason"):
+            attributes["ditto.reason"] = self.text(record["reason"])
+        if self._close_request(record, attributes):
             return
-        run = self.runs.get(event.run_id)
-        if run is None:
-            return
-        target = run.calls.get(event.call_id) or run.root
+        run = self.runs.get(record["run"])
+        target = (run.calls.get(record["call_id"]) or run.root) if run is not None else None
         if target is not None:
-            attributes["gen_ai.tool.name"] = event.tool
-            attributes["gen_ai.tool.call.id"] = event.call_id
-            target.span.add_event("ditto.decision", attributes, timestamp=_ns(event.at))
+            attributes["gen_ai.tool.name"] = record["tool"]
+            attributes["gen_ai.tool.call.id"] = record["call_id"]
+            target.span.add_event("ditto.decision", attributes, timestamp=_ns(record["at"]))
 
-    def _breakpoint_requested(self, event: BreakpointRequested) -> None:
-        run = self._run(event.run_id)
+    def _breakpoint_requested(self, record: dict[str, Any]) -> None:
+        run = self._run(record["run"])
         attributes: Attributes = {
             "ditto.request.kind": "breakpoint",
-            "ditto.node.id": event.node_id,
-            "ditto.node.type": event.node_type,
-            "ditto.breakpoint": event.pattern,
+            "ditto.node.id": record["node_id"],
+            "ditto.node.type": record["node_type"],
+            "ditto.breakpoint": record["pattern"],
         }
-        if self.capture and event.input is not None:
-            attributes["ditto.node.input"] = self.tracer.content(event.input)
-        parent = self._parent(run, event.node_id)
-        self._open_request(event, event.request_id, f"ditto.breakpoint {event.node_id}", parent, attributes)
+        if self.capture and isinstance(record.get("input"), str):
+            attributes["ditto.node.input"] = self.content(record["input"])
+        parent = self._parent(run, record["node_id"])
+        self._open_request(record, f"ditto.breakpoint {record['node_id']}", parent, attributes)
 
-    def _breakpoint_resolved(self, event: BreakpointResolved) -> None:
-        attributes = self._decided(event.decided_by, None, event.approver, event.run_id)
-        attributes["ditto.decision"] = event.action
-        self._close_request(event, event.request_id, attributes)
+    def _breakpoint_resolved(self, record: dict[str, Any]) -> None:
+        attributes = self._decided(record)
+        attributes["ditto.decision"] = record["action"]
+        self._close_request(record, attributes)
 
-    def _review_requested(self, event: ReviewRequested) -> None:
-        run = self._run(event.run_id)
+    def _review_requested(self, record: dict[str, Any]) -> None:
+        run = self._run(record["run"])
         attributes: Attributes = {
             "ditto.request.kind": "review",
-            "gen_ai.tool.name": event.tool,
-            "gen_ai.tool.call.id": event.call_id,
-            "ditto.review.flagged": len(event.spans),
+            "gen_ai.tool.name": record["tool"],
+            "gen_ai.tool.call.id": record["call_id"],
+            "ditto.review.flagged": record["flagged"],
         }
-        if event.asked_by is not None:
-            attributes["ditto.review.asked_by"] = event.asked_by
-        if self.capture and event.result is not None:
-            attributes["gen_ai.tool.call.result"] = self.tracer.content(event.result)
-        parent = self._parent(run, event.node_id, event.call_id)
-        self._open_request(event, event.request_id, f"ditto.review {event.tool}", parent, attributes)
+        if record.get("asked_by") is not None:
+            attributes["ditto.review.asked_by"] = record["asked_by"]
+        if self.capture and isinstance(record.get("result"), str):
+            attributes["gen_ai.tool.call.result"] = self.content(record["result"])
+        parent = self._parent(run, record.get("node_id"), record["call_id"])
+        self._open_request(record, f"ditto.review {record['tool']}", parent, attributes)
 
-    def _review_resolved(self, event: ReviewResolved) -> None:
-        attributes = self._decided(event.decided_by, None, event.approver, event.run_id)
-        attributes["ditto.decision"] = event.action
-        attributes["ditto.review.released"] = event.released
-        self._close_request(event, event.request_id, attributes)
+    def _review_resolved(self, record: dict[str, Any]) -> None:
+        attributes = self._decided(record)
+        attributes["ditto.decision"] = record["action"]
+        attributes["ditto.review.released"] = bool(record["released"])
+        self._close_request(record, attributes)
 
-    def _mode_changed(self, event: ModeChanged) -> None:
-        run = self.runs.get(event.run_id)
+    def _mode_changed(self, record: dict[str, Any]) -> None:
+        run = self.runs.get(record["run"])
         if run is None:
             return
-        run.mode = event.mode
+        run.mode = record["mode"]
         if run.root is not None:
-            run.root.span.add_event(
-                "ditto.mode_changed",
-                {"ditto.mode": event.mode, "ditto.mode.previous": event.previous},
-                timestamp=_ns(event.at),
-            )
+            changed = {"ditto.mode": record["mode"], "ditto.mode.previous": record["previous"]}
+            run.root.span.add_event("ditto.mode_changed", changed, timestamp=_ns(record["at"]))
 
-    def _custom(self, event: CustomEvent) -> None:
-        if event.name != PROGRESS:
-            return
-        run = self.runs.get(event.run_id)
-        data = event.data if isinstance(event.data, Mapping) else {}
-        call_id = data.get("call_id")
+    def _progress(self, record: dict[str, Any]) -> None:
+        run = self.runs.get(record["run"])
+        call_id = record.get("call_id")
         target = run.calls.get(call_id) if run is not None and isinstance(call_id, str) else None
         if target is None:
             return
-        attributes: Attributes = {"mcp.progress": float(data.get("progress") or 0)}
-        total = data.get("total")
-        if isinstance(total, int | float):
-            attributes["mcp.progress.total"] = float(total)
-        if self.capture and isinstance(data.get("message"), str):
-            attributes["mcp.progress.message"] = self.tracer.text(data["message"])
-        target.span.add_event("mcp.progress", attributes, timestamp=_ns(event.at))
+        attributes: Attributes = {"mcp.progress": float(record.get("progress") or 0)}
+        if isinstance(record.get("total"), int | float):
+            attributes["mcp.progress.total"] = float(record["total"])
+        if self.capture and isinstance(record.get("message"), str):
+            attributes["mcp.progress.message"] = self.text(record["message"])
+        target.span.add_event("mcp.progress", attributes, timestamp=_ns(record["at"]))
+
+    def _client_request(self, record: dict[str, Any]) -> None:
+        """An MCP server's sampling or elicitation: an event on the span of the call that server is
+        running (else on a run's root; else nowhere)."""
+        server, request = record["server"], record["request"]
+        target = next((run.servers[server] for run in self.runs.values() if server in run.servers), None)
+        if target is None:
+            target = next((run.root for run in self.runs.values() if run.root is not None), None)
+        if target is not None:
+            attributes = {
+                "mcp.server": server,
+                "ditto.decision": record["decision"],
+                "ditto.decided_by": record["by"],
+            }
+            name = "mcp.sampling" if request.startswith("sampling") else f"mcp.{request}"
+            target.span.add_event(name, attributes)
 
 
 _USAGE = (

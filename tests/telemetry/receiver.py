@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -61,6 +62,13 @@ class Receiver:
 
     def named(self, prefix: str) -> list[ReceivedSpan]:
         return [span for span in self.spans if span.name.startswith(prefix)]
+
+    def wait_for(self, prefix: str, seconds: float = 20.0) -> None:
+        """Until a span named ``prefix…`` came in (the exporter sends after its run process left)."""
+        deadline = time.monotonic() + seconds
+        while not self.named(prefix):
+            assert time.monotonic() < deadline, f"no {prefix} span within {seconds} s"
+            time.sleep(0.02)
 
     def by_id(self, span_id: str) -> ReceivedSpan:
         return next(span for span in self.spans if span.span_id == span_id)

@@ -26,6 +26,8 @@ def test_a_durable_run_started_worked_and_answered_in_three_processes_is_one_tra
             assert (root / NOTE).exists()
             worker.send_signal(signal.SIGTERM)  # the worker leaves as a person stops it: its spans go
             assert worker.wait(timeout=30) == 0
+            received.wait_for("ditto.approval")
+            received.wait_for("StartWorkflow:")
         finally:
             workspace.close()
     (started,) = received.named("StartWorkflow:")
