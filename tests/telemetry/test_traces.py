@@ -283,3 +283,38 @@ def test_with_nothing_set_nothing_is_exported_and_the_sdk_is_never_imported(tmp_
     (root,) = received.named("invoke_agent")
     assert root.name == "invoke_agent write-note" and root.resource["service.name"] == "from-the-environment"
     assert {span.trace_id for span in received.spans} == {root.trace_id} and len(received.spans) > 3
+
+
+async def test_a_nested_call_is_a_child_of_its_callers_span(root: Path) -> None:
+    """A node that calls another node (``context.invoke`` with a node id) has that call's span under
+    its own, with the times of each; plain nodes around it are spans too."""
+
+    async def outer(input: Any, context: Any) -> Any:
+        first = await context.invoke("T.INNER", input, node_id="step")
+        return await context.invoke("T.INNER", first, node_id="again")
+
+    async def inner(input: Any, context: Any) -> Any:
+        await asyncio.sleep(0.01)
+        return input
+
+    from ditto_tui.runtime import create_ditto, define_worker
+    from ditto_tui.telemetry import TraceSettings
+    from ditto_tui.telemetry.feed import RunTracer
+
+    with otlp_receiver() as received:
+        tracer = RunTracer(TraceSettings(endpoint=f"{received.url}/v1/traces"), root)
+        runtime = create_ditto(workers=[define_worker(type="T", nodes={"T.OUTER": outer, "T.INNER": inner})])
+        tracer.attach(runtime)
+        plan = graph("nested").node("first", "T.INNER", [], _given(1)).node("outer", "T.OUTER", ["first"])
+        async with runtime:
+            await runtime.run(plan, None)
+        assert tracer.flush(10.0) is not None
+        tracer.close()
+    spans = {span.attributes.get("ditto.node.id"): span for span in received.spans}
+    run = _only(received.named("invoke_agent"))
+    assert spans["first"].parent_id == spans["outer"].parent_id == run.span_id
+    for child in ("outer/step", "outer/again"):
+        assert spans[child].parent_id == spans["outer"].span_id
+        assert spans["outer"].start <= spans[child].start <= spans[child].end <= spans["outer"].end
+    assert spans["outer/step"].end <= spans["outer/again"].start
+    assert spans["first"].end <= spans["outer"].start
