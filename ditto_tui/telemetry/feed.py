@@ -360,13 +360,7 @@ class _Listener:
 
     @staticmethod
     def _plain(*names: str) -> Callable[[Any], dict[str, Any]]:
-        def build(event: Any) -> dict[str, Any]:
-            fields = event.__dict__
-            record = {name: fields.get(name) for name in names}
-            record["kind"], record["run"], record["at"] = event.kind, event.run_id, event.at
-            return record
-
-        return build
+        return lambda event: _picked(event, names)
 
     def _run_started(self, event: Any) -> dict[str, Any]:
         self.rooted.add(event.run_id)
@@ -508,67 +502,38 @@ class _Listener:
         )
 
     def _approval_requested(self, event: Any) -> dict[str, Any]:
-        record = {
-            "kind": event.kind,
-            "run": event.run_id,
-            "at": event.at,
-            "request_id": event.request_id,
-            "call_id": event.call_id,
-            "tool": event.tool,
-            "server": event.server,
-            "node_id": event.node_id,
-            "rule": event.rule,
-        }
+        record = _picked(event, ("request_id", "call_id", "tool", "server", "node_id", "rule"))
         if self.capture and event.arguments is not None:
             record["arguments"] = _content(event.arguments)
         return record
 
     def _approval_resolved(self, event: Any) -> dict[str, Any]:
-        record = {
-            "kind": event.kind,
-            "run": event.run_id,
-            "at": event.at,
-            "request_id": event.request_id,
-            "call_id": event.call_id,
-            "tool": event.tool,
-            "decision": event.decision,
-            "decided_by": event.decided_by,
-            "via": event.via,
-            "approver": event.approver,
-            "grant": event.grant,
-            "edited": event.edited,
-            "rules": [(ref.rule, ref.file, ref.line, ref.layer) for ref in event.rules],
-        }
+        names = (
+            "request_id",
+            "call_id",
+            "tool",
+            "decision",
+            "decided_by",
+            "via",
+            "approver",
+            "grant",
+            "edited",
+        )
+        record = _picked(event, names)
+        record["rules"] = [(ref.rule, ref.file, ref.line, ref.layer) for ref in event.rules]
         if self.capture and event.reason:
             record["reason"] = event.reason
         return record
 
     def _breakpoint_requested(self, event: Any) -> dict[str, Any]:
-        record = {
-            "kind": event.kind,
-            "run": event.run_id,
-            "at": event.at,
-            "request_id": event.request_id,
-            "node_id": event.node_id,
-            "node_type": event.node_type,
-            "pattern": event.pattern,
-        }
+        record = _picked(event, ("request_id", "node_id", "node_type", "pattern"))
         if self.capture and event.input is not None:
             record["input"] = _content(event.input)
         return record
 
     def _review_requested(self, event: Any) -> dict[str, Any]:
-        record = {
-            "kind": event.kind,
-            "run": event.run_id,
-            "at": event.at,
-            "request_id": event.request_id,
-            "call_id": event.call_id,
-            "tool": event.tool,
-            "node_id": event.node_id,
-            "flagged": len(event.spans),
-            "asked_by": event.asked_by,
-        }
+        record = _picked(event, ("request_id", "call_id", "tool", "node_id", "asked_by"))
+        record["flagged"] = len(event.spans)
         if self.capture and event.result is not None:
             record["result"] = _content(event.result)
         return record
@@ -585,6 +550,14 @@ class _Listener:
         if self.capture and isinstance(data.get("message"), str):
             record["message"] = data["message"]
         return record
+
+
+def _picked(event: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """A record of ``event``'s fields ``names``, with its kind, run and time."""
+    fields = event.__dict__
+    record = {name: fields.get(name) for name in names}
+    record["kind"], record["run"], record["at"] = event.kind, event.run_id, event.at
+    return record
 
 
 def _current_context() -> tuple[int, int, int] | None:

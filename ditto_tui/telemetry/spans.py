@@ -181,6 +181,18 @@ def _remote(parent: Sequence[int] | None) -> otel_context.Context | None:
     return trace.set_span_in_context(NonRecordingSpan(remote))
 
 
+def _node_attributes(record: dict[str, Any]) -> Attributes:
+    """What every node's span says of it: its id, type, execution and iteration."""
+    attributes: Attributes = {
+        "ditto.node.id": record["node_id"],
+        "ditto.node.type": record["node_type"],
+        "ditto.execution.id": record["execution_id"],
+    }
+    if record.get("iteration") is not None:
+        attributes["ditto.iteration"] = record["iteration"]
+    return attributes
+
+
 def _rule_attributes(rules: Sequence[Sequence[Any]] | None) -> Attributes:
     attributes: Attributes = {}
     if rules:
@@ -353,13 +365,7 @@ class SpanBuilder:
     def _node_started(self, record: dict[str, Any]) -> None:
         run = self._run(record["run"])
         node_id, node_type = record["node_id"], record["node_type"]
-        attributes: Attributes = {
-            "ditto.node.id": node_id,
-            "ditto.node.type": node_type,
-            "ditto.execution.id": record["execution_id"],
-        }
-        if record.get("iteration") is not None:
-            attributes["ditto.iteration"] = record["iteration"]
+        attributes = _node_attributes(record)
         call_id = record.get("call_id")
         server = record.get("server")
         if node_type in _TOOL_NODES:
@@ -454,15 +460,9 @@ class SpanBuilder:
     def _whole(self, record: dict[str, Any]) -> Span:
         run = self._run(record["run"])
         node_id, node_type = record["node_id"], record["node_type"]
-        attributes: Attributes = {
-            "ditto.node.id": node_id,
-            "ditto.node.type": node_type,
-            "ditto.execution.id": record["execution_id"],
-        }
-        if record.get("iteration") is not None:
-            attributes["ditto.iteration"] = record["iteration"]
         started = record["at"] - float(record.get("duration_ms") or 0) / 1000
-        return self._start(f"{node_type} {node_id}", self._parent(run, node_id), attributes, started)
+        parent = self._parent(run, node_id)
+        return self._start(f"{node_type} {node_id}", parent, _node_attributes(record), started)
 
     def _node_failed(self, record: dict[str, Any]) -> None:
         span = self._whole(record) if "duration_ms" in record else self._ended(record)
@@ -516,21 +516,27 @@ class SpanBuilder:
                 attributes["ditto.mode"] = run.mode
         return attributes
 
+    def _call_request(self, record: dict[str, Any], kind: str, attributes: Attributes) -> None:
+        """Open the span of a request about a call (an approval, a result review), under the call."""
+        attributes["ditto.request.kind"] = kind
+        attributes["gen_ai.tool.name"] = record["tool"]
+        attributes["gen_ai.tool.call.id"] = record["call_id"]
+        for name, value in (
+            ("gen_ai.tool.call.arguments", record.get("arguments")),
+            ("gen_ai.tool.call.result", record.get("result")),
+        ):
+            if self.capture and isinstance(value, str):
+                attributes[name] = self.content(value)
+        parent = self._parent(self._run(record["run"]), record.get("node_id"), record["call_id"])
+        self._open_request(record, f"ditto.{kind} {record['tool']}", parent, attributes)
+
     def _approval_requested(self, record: dict[str, Any]) -> None:
-        run = self._run(record["run"])
-        attributes: Attributes = {
-            "ditto.request.kind": "approval",
-            "gen_ai.tool.name": record["tool"],
-            "gen_ai.tool.call.id": record["call_id"],
-        }
+        attributes: Attributes = {}
         if record.get("server") is not None:
             attributes["mcp.server"] = record["server"]
         if record.get("rule") is not None:
             attributes["ditto.rule"] = record["rule"]
-        if self.capture and isinstance(record.get("arguments"), str):
-            attributes["gen_ai.tool.call.arguments"] = self.content(record["arguments"])
-        parent = self._parent(run, record.get("node_id"), record["call_id"])
-        self._open_request(record, f"ditto.approval {record['tool']}", parent, attributes)
+        self._call_request(record, "approval", attributes)
 
     def _approval_resolved(self, record: dict[str, Any]) -> None:
         attributes = self._decided(record)
@@ -568,19 +574,10 @@ class SpanBuilder:
         self._close_request(record, attributes)
 
     def _review_requested(self, record: dict[str, Any]) -> None:
-        run = self._run(record["run"])
-        attributes: Attributes = {
-            "ditto.request.kind": "review",
-            "gen_ai.tool.name": record["tool"],
-            "gen_ai.tool.call.id": record["call_id"],
-            "ditto.review.flagged": record["flagged"],
-        }
+        attributes: Attributes = {"ditto.review.flagged": record["flagged"]}
         if record.get("asked_by") is not None:
             attributes["ditto.review.asked_by"] = record["asked_by"]
-        if self.capture and isinstance(record.get("result"), str):
-            attributes["gen_ai.tool.call.result"] = self.content(record["result"])
-        parent = self._parent(run, record.get("node_id"), record["call_id"])
-        self._open_request(record, f"ditto.review {record['tool']}", parent, attributes)
+        self._call_request(record, "review", attributes)
 
     def _review_resolved(self, record: dict[str, Any]) -> None:
         attributes = self._decided(record)
