@@ -61,7 +61,7 @@ def main() -> int:
     settings, log = _settings(stdin.readline())
     provider = exporting_provider(settings, log)
     counts = provider.counting  # type: ignore[attr-defined]
-    builder = SpanBuilder(provider.get_tracer(SCOPE), settings)
+    builder = SpanBuilder(provider.get_tracer(SCOPE), settings, provider.id_generator)  # type: ignore[arg-type]
     for record in _records(stdin):
         if isinstance(record, dict) and record.get("kind") == "flush":
             provider.force_flush(int(float(record.get("timeout", 5.0)) * 1000))

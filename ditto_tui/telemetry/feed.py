@@ -48,10 +48,6 @@ SAMPLE = "INFER.SAMPLE"
 PROGRESS = "mcp_progress"
 _TOOL_NODES = frozenset({ACT_TOOL, ACT_MCP})
 _SPECIAL = frozenset({*_TOOL_NODES, SAMPLE})
-STARTED = "S"
-"""A plain node's start as a tuple: ``(STARTED, run, at, node_id, node_type, execution_id, iteration)``."""
-FINISHED = "F"
-"""A plain node's end as a tuple: ``(FINISHED, run, at, node_id, execution_id)``."""
 DONE = "N"
 """A plain node's whole span as a tuple, sent at its end:
 ``(DONE, run, at, node_id, node_type, execution_id, iteration, duration_ms)``."""
@@ -285,10 +281,6 @@ class _Listener:
         self.send = tracer.send
         self.capture = tracer.capture
         self.rooted: set[str] = set()
-        self.open: dict[tuple[str, str], Any] = {}
-        """Plain nodes running whose start was not sent (it goes with their end)."""
-        self.announced: set[tuple[str, str]] = set()
-        """Plain nodes running whose start was sent early, for a nested call."""
         self._kinds: dict[str, Callable[[Any], dict[str, Any] | tuple[Any, ...] | None]] = {
             "run_started": self._run_started,
             "node_started": self._node_started,
@@ -307,11 +299,11 @@ class _Listener:
         }
 
     def subscriber(self) -> Callable[[ExecutionEvent], None]:
-        """The function the runtime calls with each event: a plain node's start and end (nearly every
-        event of a big run) take a path of their own, with what it needs bound to locals; the others
-        go through :meth:`__call__`."""
+        """The function the runtime calls with each event. A plain node (neither a model turn nor a tool
+        call) sends nothing when it starts and one tuple when it ends, its start in it: nearly every
+        event of a big run, so this path has what it needs bound to locals; the rest go through
+        :meth:`__call__`."""
         tracer, special, rooted = self.tracer, _SPECIAL, self.rooted
-        running, announced, announce = self.open, self.announced, self._announce
         records, slow, capture = tracer._records, self.__call__, self.capture
 
         def subscriber(event: Any) -> None:
@@ -319,28 +311,23 @@ class _Listener:
             if capture:
                 slow(event)
             elif kind == "node_started":
-                node_id, run_id = event.node_id, event.run_id
-                if "/" in node_id:  # a nested call: its caller's span must exist first
-                    announce(run_id, node_id.rpartition("/")[0])
-                if event.node_type in special or (run_id not in rooted and tracer._interceptor is not None):
+                if event.node_type in special or (
+                    event.run_id not in rooted and tracer._interceptor is not None
+                ):
                     slow(event)
-                else:  # one record when it ends (its start in it), unless a nested call needs it sooner
-                    running[(run_id, node_id)] = event
             elif kind == "node_finished" and event.node_type not in special:
-                key = (event.run_id, event.node_id)
-                if running.pop(key, None) is not None:
-                    at, node_type, execution, duration = (
+                records.append(
+                    (
+                        DONE,
+                        event.run_id,
                         event.at,
+                        event.node_id,
                         event.node_type,
                         event.execution_id,
+                        event.iteration,
                         event.duration_ms,
                     )
-                    records.append(
-                        (DONE, key[0], at, key[1], node_type, execution, event.iteration, duration)
-                    )
-                else:
-                    announced.discard(key)
-                    records.append((FINISHED, key[0], event.at, key[1], event.execution_id))
+                )
                 if not tracer._scheduled:
                     tracer.send_soon()
             else:
@@ -388,15 +375,6 @@ class _Listener:
     def _node_started(self, event: Any) -> dict[str, Any] | None:
         node_type = event.node_type
         run_id = event.run_id
-        node_id = event.node_id
-        if "/" in node_id:  # a nested call: its caller's span must exist first
-            self._announce(run_id, node_id.rpartition("/")[0])
-        plain = node_type not in _SPECIAL and not self.capture
-        if plain and (run_id in self.rooted or not self.tracer.propagates):
-            # most nodes: one record when they end (their start is in it), unless a nested call needs
-            # the span earlier (``_announce``)
-            self.open[(run_id, node_id)] = event
-            return None
         record: dict[str, Any] = {
             "kind": "node_started",
             "run": run_id,
@@ -424,23 +402,8 @@ class _Listener:
             record["parent"] = _current_context()
         return record
 
-    def _node_finished(self, event: Any) -> dict[str, Any] | tuple[Any, ...]:
+    def _node_finished(self, event: Any) -> dict[str, Any]:
         node_type = event.node_type
-        if node_type not in _SPECIAL and not self.capture:
-            key = (event.run_id, event.node_id)
-            if self.open.pop(key, None) is not None:
-                return (
-                    DONE,
-                    event.run_id,
-                    event.at,
-                    event.node_id,
-                    node_type,
-                    event.execution_id,
-                    event.iteration,
-                    event.duration_ms,
-                )
-            self.announced.discard(key)
-            return (FINISHED, event.run_id, event.at, event.node_id, event.execution_id)
         record: dict[str, Any] = {
             "kind": "node_finished",
             "run": event.run_id,
@@ -471,35 +434,9 @@ class _Listener:
         return record
 
     def _node_failed(self, event: Any) -> dict[str, Any]:
-        key = (event.run_id, event.node_id)
-        unannounced = self.open.pop(key, None) is not None
-        self.announced.discard(key)
-        record = {
-            "kind": "node_failed",
-            "run": event.run_id,
-            "at": event.at,
-            "node_id": event.node_id,
-            "execution_id": event.execution_id,
-            "error_type": event.error_type,
-            "error": event.error,
-            "cancelled": event.cancelled,
-        }
-        if unannounced:  # its start was never sent: the record carries it
-            record.update(node_type=event.node_type, iteration=event.iteration, duration_ms=event.duration_ms)
+        names = ("node_id", "node_type", "execution_id", "iteration", "duration_ms", "error_type", "error")
+        record = _picked(event, (*names, "cancelled"))
         return record
-
-    def _announce(self, run_id: str, node_id: str) -> None:
-        """Send the start of a plain node still running (its caller's first), now that a nested call
-        needs its span as a parent."""
-        started = self.open.pop((run_id, node_id), None)
-        if started is None:
-            return
-        if "/" in node_id:
-            self._announce(run_id, node_id.rpartition("/")[0])
-        self.announced.add((run_id, node_id))
-        self.send(
-            (STARTED, run_id, started.at, node_id, started.node_type, started.execution_id, started.iteration)
-        )
 
     def _approval_requested(self, event: Any) -> dict[str, Any]:
         record = _picked(event, ("request_id", "call_id", "tool", "server", "node_id", "rule"))

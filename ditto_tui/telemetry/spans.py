@@ -34,6 +34,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
@@ -89,6 +90,8 @@ class _Run:
     calls: dict[str, _Open] = field(default_factory=dict)
     servers: dict[str, _Open] = field(default_factory=dict)
     requests: dict[str, _Request] = field(default_factory=dict)
+    placeholders: dict[str, int] = field(default_factory=dict)
+    """Span ids chosen for plain callers still running, which nested calls' spans already name."""
 
 
 class CountingExporter(SpanExporter):
@@ -158,12 +161,23 @@ def _log_to(path: Path) -> None:
         named.propagate = False
 
 
+class ChosenIds(RandomIdGenerator):
+    """Random ids, except the next span's when one was chosen for it beforehand (:attr:`chosen`)."""
+
+    chosen: int | None = None
+
+    def generate_span_id(self) -> int:
+        chosen, self.chosen = self.chosen, None
+        return chosen if chosen is not None else super().generate_span_id()
+
+
 def exporting_provider(settings: TraceSettings, log: Path) -> TracerProvider:
     """A tracer provider whose spans go to ``settings``' collector in batches, from a thread of the SDK;
     its log records go to ``log``."""
     _log_to(log)
     resource = Resource.create({"service.name": settings.service_name})
-    provider = TracerProvider(resource=resource, sampler=ParentBased(TraceIdRatioBased(settings.sampling)))
+    sampler = ParentBased(TraceIdRatioBased(settings.sampling))
+    provider = TracerProvider(resource=resource, sampler=sampler, id_generator=ChosenIds())
     exporter = CountingExporter(_exporter(settings))
     timeout_ms = int(settings.timeout_seconds * 1000)
     processor = BatchSpanProcessor(exporter, max_queue_size=QUEUE_SIZE, export_timeout_millis=timeout_ms)
@@ -209,17 +223,6 @@ def _rule_attributes(rules: Sequence[Sequence[Any]] | None) -> Attributes:
 
 def _expanded(record: Sequence[Any]) -> dict[str, Any] | None:
     """A plain node's start or end, sent as a tuple (see ``ditto_tui.telemetry.feed``), as a record."""
-    if record and record[0] == "S" and len(record) == 7:
-        _tag, run, at, node_id, node_type, execution_id, iteration = record
-        return {
-            "kind": "node_started",
-            "run": run,
-            "at": at,
-            "node_id": node_id,
-            "node_type": node_type,
-            "execution_id": execution_id,
-            "iteration": iteration,
-        }
     if record and record[0] == "N" and len(record) == 8:
         _tag, run, at, node_id, node_type, execution_id, iteration, duration_ms = record
         return {
@@ -232,23 +235,15 @@ def _expanded(record: Sequence[Any]) -> dict[str, Any] | None:
             "iteration": iteration,
             "duration_ms": duration_ms,
         }
-    if record and record[0] == "F" and len(record) == 5:
-        _tag, run, at, node_id, execution_id = record
-        return {
-            "kind": "node_finished",
-            "run": run,
-            "at": at,
-            "node_id": node_id,
-            "execution_id": execution_id,
-        }
     return None
 
 
 class SpanBuilder:
     """Turns the records of :mod:`ditto_tui.telemetry.feed` into spans of ``tracer``."""
 
-    def __init__(self, tracer: trace.Tracer, settings: TraceSettings) -> None:
+    def __init__(self, tracer: trace.Tracer, settings: TraceSettings, ids: ChosenIds | None = None) -> None:
         self.tracer, self.settings = tracer, settings
+        self._ids = ids or ChosenIds()
         self.capture = settings.capture_content
         self.runs: dict[str, _Run] = {}
         self._redactor = SecretRedactor(settings.secrets)
@@ -356,9 +351,23 @@ class SpanBuilder:
             if call_id is not None and (found := run.nodes.get(node_id)) is not None:
                 return found.context
             caller, sep, _rest = node_id.rpartition("/")
-            if sep and (found := run.nodes.get(caller)) is not None:
-                return found.context
+            if sep:
+                if (found := run.nodes.get(caller)) is not None:
+                    return found.context
+                if run.root is not None:  # a plain caller still running: its span comes at its end
+                    return self._placeholder(run, caller)
         return run.root.context if run.root is not None else None
+
+    def _placeholder(self, run: _Run, caller: str) -> otel_context.Context:
+        """The context of the span ``caller`` will have: its id chosen now, its span made when it ends
+        (a plain node's start is not sent), under the run's trace."""
+        span_id = run.placeholders.get(caller)
+        if span_id is None:
+            span_id = run.placeholders[caller] = self._ids.generate_span_id()
+        assert run.root is not None
+        root = run.root.span.get_span_context()
+        context = SpanContext(root.trace_id, span_id, is_remote=False, trace_flags=root.trace_flags)
+        return trace.set_span_in_context(NonRecordingSpan(context))
 
     # -- nodes ----------------------------------------------------------------------------------------
 
@@ -453,7 +462,12 @@ class SpanBuilder:
         span.end(end_time=_ns(record["at"]))
 
     def _node_done(self, record: dict[str, Any]) -> None:
-        """A plain node's whole span at once: it started ``duration_ms`` before its end."""
+        """A plain node's end: its whole span at once (it started ``duration_ms`` before), or, when its
+        start was sent (a durable run's node, in its activity's context), the span opened then."""
+        run = self.runs.get(record["run"])
+        if run is not None and record["execution_id"] in run.executions:
+            self._node_finished(record)
+            return
         span = self._whole(record)
         span.end(end_time=_ns(record["at"]))
 
@@ -462,10 +476,13 @@ class SpanBuilder:
         node_id, node_type = record["node_id"], record["node_type"]
         started = record["at"] - float(record.get("duration_ms") or 0) / 1000
         parent = self._parent(run, node_id)
+        self._ids.chosen = run.placeholders.pop(node_id, None)  # its nested calls' spans name it already
         return self._start(f"{node_type} {node_id}", parent, _node_attributes(record), started)
 
     def _node_failed(self, record: dict[str, Any]) -> None:
-        span = self._whole(record) if "duration_ms" in record else self._ended(record)
+        run = self.runs.get(record["run"])
+        opened = run is not None and record["execution_id"] in run.executions
+        span = self._ended(record) if opened else self._whole(record)
         if span is None:
             return
         span.set_attribute(
