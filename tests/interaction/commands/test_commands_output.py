@@ -239,7 +239,9 @@ async def test_o16_parallel_capped_streams_stay_bounded_and_the_loop_responsive(
     harness: CommandHarness, hostile: Hostile
 ) -> None:
     """Memory is traced in one round and loop latency measured in another: tracing slows every allocation
-    and would be counted as latency."""
+    and would be counted as latency. The latency allowed is 0.5 s over what the same ticker sees on its
+    own, for as long, just after: the machine's own load (other test processes on the same cores) is
+    not the loop being blocked."""
     cats = [{"path": "big"}] * 20
     tracemalloc.start()
     try:
@@ -257,14 +259,18 @@ async def test_o16_parallel_capped_streams_stay_bounded_and_the_loop_responsive(
             lag = max(lag, time.monotonic() - started - 0.01)
 
     tick = asyncio.create_task(ticker())
+    started = time.monotonic()
     try:
         timed = await asyncio.gather(*(harness.call("cat", args) for args in cats))
     finally:
+        took = time.monotonic() - started
+        busy, lag = lag, 0.0
+        await asyncio.sleep(took)  # the same ticker, on its own, as long: the machine's own latency
         tick.cancel()
         await asyncio.gather(tick, return_exceptions=True)
     assert all(result.status == "success" and _truncated(result)["bytes"] for result in [*traced, *timed])
     assert peak < 32 * 1024 * 1024, peak
-    assert lag < 0.5, lag
+    assert busy < 0.5 + lag, (busy, lag)
 
 
 # -- the output-truncation property ---------------------------------------------------------------------
