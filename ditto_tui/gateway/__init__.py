@@ -28,7 +28,7 @@ from ditto_tui.headless import report_servers
 from ditto_tui.runs import open_run_host
 from ditto_tui.session import open_runtime
 from ditto_tui.supervise.modes import Mode
-from ditto_tui.telemetry import temporal_interceptors
+from ditto_tui.telemetry import flush_tracing, temporal_interceptors
 
 __all__ = ["Gateway", "open_gateway", "serve_http", "serve_stdio"]
 
@@ -114,6 +114,7 @@ async def serve_stdio(
             if not stopped:
                 raise
         if stopped:  # the SDK reads stdin on a thread that a signal cannot wake: leave without it
+            flush_tracing()  # the connection's last records, to the exporter (which sends them after)
             sys.stderr.flush()
             os._exit(0)
     return 0
