@@ -73,9 +73,10 @@ lint: $(DEV_STAMP)
 
 # `python -m pytest` puts the repository root on sys.path, so tests can import `examples` and
 # `benchmarks`. pytest exits 5 when it collected nothing; that is a failure here, and says so.
-# Three workers on 2 cores, each taking whole files (module-scoped servers stay in one process): much of
-# the suite waits on subprocesses, servers and browsers, and a third worker fills those waits (two kept
-# the cores 72 % busy: 13 min 22 s; three, 88 %: 11 min 54 s).
+# Two workers, each taking whole files (module-scoped servers stay in one process), the longest files
+# first (tests/conftest.py). A third worker fills more of the waits on servers and browsers (11 min 54 s
+# to 12 min 49 s, the cores 88 % busy, against about 13 min with two) but starves the tests that bound
+# a latency: they failed now and then.
 # The browser tests drive Debian's Chromium with Playwright (which never downloads a browser of its own).
 chromium:
 	@command -v chromium > /dev/null || command -v chromium-browser > /dev/null || { \
@@ -89,7 +90,7 @@ chromium:
 		fi; }
 
 test: lint $(NPM_STAMP) bytecode chromium
-	$(PYTEST) -n 3 --dist loadfile || { rc=$$?; \
+	$(PYTEST) -n 2 --dist loadfile || { rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; exit $$rc; }
 
 # The same properties as `make test`, each with FUZZ_FACTOR (tests/properties.py) times more examples.
