@@ -73,8 +73,7 @@ lint: $(DEV_STAMP)
 
 # `python -m pytest` puts the repository root on sys.path, so tests can import `examples` and
 # `benchmarks`. pytest exits 5 when it collected nothing; that is a failure here, and says so.
-# Two workers, each taking whole files (module-scoped servers stay in one process), the longest files
-# first (tests/conftest.py). A third worker fills more of the waits on servers and browsers (11 min 54 s
+# Two workers, each taking whole files (module-scoped servers stay in one process). A third worker fills more of the waits on servers and browsers (11 min 54 s
 # to 12 min 49 s, the cores 88 % busy, against about 13 min with two) but starves the tests that bound
 # a latency: they failed now and then.
 # The browser tests drive Debian's Chromium with Playwright (which never downloads a browser of its own).

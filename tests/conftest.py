@@ -94,40 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "property: a Hypothesis property (make fuzz runs these only)")
 
 
-LONGEST_FIRST = (
-    "tests/conformance/test_conformance_client.py",
-    "tests/serve/test_one_run_three_doors.py",
-    "tests/tui/test_mcp_browser_panes.py",
-    "tests/runs/test_durable_cli.py",
-    "tests/tui/test_breakpoints_tui.py",
-    "tests/tui/test_tmux_e2e.py",
-    "tests/tui/test_t_group.py",
-    "tests/journal/test_journal_kill.py",
-    "tests/tui/test_agent_loop_tui.py",
-    "tests/supervise/test_mcp_requests.py",
-    "tests/gateway/test_gateway.py",
-    "tests/serve/test_decision_links.py",
-    "tests/telemetry/test_traces_durable.py",
-    "tests/tui/test_mcp_template_completion.py",
-    "tests/gateway/test_gateway_durable.py",
-    "tests/tui/test_durable_app.py",
-)
-"""The test files that take longest (tens of seconds each on 2 cores), run first: the workers take whole
-files, and one of these left for the end keeps the others idle while it runs."""
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if isinstance(item, pytest.Function) and is_hypothesis_test(item.obj):
             item.add_marker(pytest.mark.property)
-    rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
-    root = Path(__file__).resolve().parents[1]
-
-    def order(item: pytest.Item) -> int:
-        try:
-            relative = Path(str(item.path)).resolve().relative_to(root).as_posix()
-        except ValueError:
-            return len(rank)
-        return rank.get(relative, len(rank))
-
-    items.sort(key=order)  # stable: the order within a file, and of the other files, is kept
