@@ -57,11 +57,6 @@ class TraceSettings:
     secrets: tuple[str, ...] = ()
     """Values never exported: the config's secrets (``${VAR}`` values, keys, tokens, these headers)."""
 
-    @property
-    def traces_url(self) -> str:
-        """Where the exporter sends: the endpoint as resolved by :func:`trace_settings`."""
-        return self.endpoint
-
 
 def _signal_url(base: str) -> str:
     """An OTLP/HTTP base endpoint with the traces path added (as the OpenTelemetry spec says for

@@ -340,10 +340,7 @@ class _Listener:
         if build is not None:
             record = build(event)
             if record is not None:
-                tracer = self.tracer
-                tracer._records.append(record)
-                if not tracer._scheduled:
-                    tracer.send_soon()
+                self.send(record)
 
     @staticmethod
     def _plain(*names: str) -> Callable[[Any], dict[str, Any]]:
@@ -351,28 +348,16 @@ class _Listener:
 
     def _run_started(self, event: Any) -> dict[str, Any]:
         self.rooted.add(event.run_id)
-        return {
-            "kind": "run_started",
-            "run": event.run_id,
-            "at": event.at,
-            "plan": event.plan,
-            "plan_kind": event.plan_kind,
-            "nodes": len(event.nodes),
-            "mode": self.mode() if self.mode is not None else None,
-        }
+        record = _picked(event, ("plan", "plan_kind"))
+        record["nodes"] = len(event.nodes)
+        record["mode"] = self.mode() if self.mode is not None else None
+        return record
 
     def _run_finished(self, event: Any) -> dict[str, Any]:
         self.rooted.discard(event.run_id)
-        return {
-            "kind": "run_finished",
-            "run": event.run_id,
-            "at": event.at,
-            "status": event.status,
-            "error": event.error,
-            "failed_node": event.failed_node,
-        }
+        return _picked(event, ("status", "error", "failed_node"))
 
-    def _node_started(self, event: Any) -> dict[str, Any] | None:
+    def _node_started(self, event: Any) -> dict[str, Any]:
         node_type = event.node_type
         run_id = event.run_id
         record: dict[str, Any] = {

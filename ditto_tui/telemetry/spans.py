@@ -141,7 +141,7 @@ def _exporter(settings: TraceSettings) -> SpanExporter:
         )
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 
-    return HttpExporter(endpoint=settings.traces_url, headers=headers, timeout=settings.timeout_seconds)
+    return HttpExporter(endpoint=settings.endpoint, headers=headers, timeout=settings.timeout_seconds)
 
 
 def _log_to(path: Path) -> None:
