@@ -12,6 +12,10 @@ import httpx
 
 from tests.mcp.mcp_helpers import SERVERS, free_port, http_server, lines
 
+# The first access token lives a second, so a test can wait it out; the refreshed ones an hour, so a
+# loaded machine cannot let them die too between the refresh and the call that follows it.
+SHORT_FIRST_TOKEN = ("--expires", "1", "--refreshed-expires", "3600")
+
 _SECRET = re.compile(r"\b(?:client_secret|code|access_token|refresh_token)=([A-Za-z0-9_\-]{16,})")
 
 

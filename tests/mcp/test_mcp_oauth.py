@@ -27,7 +27,7 @@ from ditto_tui.interaction.mcp.loopback import await_redirect, redirect_uri_of, 
 from ditto_tui.interaction.mcp.oauth import SignInRequired, TokenStore, refuse_sign_in, sign_in_problem
 from tests.conformance.client import follow_redirect
 from tests.mcp.mcp_helpers import sandbox
-from tests.mcp.sign_in_helpers import oauth_server, play_browser
+from tests.mcp.sign_in_helpers import SHORT_FIRST_TOKEN, oauth_server, play_browser
 
 Reply = tuple[int, dict[str, str], bytes]
 Route = Callable[["Site", BaseHTTPRequestHandler], Reply]
@@ -245,7 +245,7 @@ async def test_a_token_refused_as_expired_is_refreshed_before_anyone_is_asked_ag
         await play_browser(url)
         return await waiting
 
-    with oauth_server(tmp_path, "--expires", "1") as server:
+    with oauth_server(tmp_path, *SHORT_FIRST_TOKEN) as server:
         servers = {"notes": {"url": server.url}}
         options: dict[str, Any] = {"authorize": authorize, "token_store": tmp_path / "oauth"}
         async with open_mcp_servers(servers, log_dir=tmp_path / "logs", **options) as registry:

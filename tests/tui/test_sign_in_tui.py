@@ -22,7 +22,14 @@ from ditto_tui.supervise.sign_in import SignInRequest, sign_in_request
 from ditto_tui.tui import DittoApp, RunSpec
 from ditto_tui.tui.screens.sign_in import SignInModal
 from tests.mcp.mcp_helpers import sandbox
-from tests.mcp.sign_in_helpers import OAuthServer, config_text, files_under, oauth_server, play_browser
+from tests.mcp.sign_in_helpers import (
+    SHORT_FIRST_TOKEN,
+    OAuthServer,
+    config_text,
+    files_under,
+    oauth_server,
+    play_browser,
+)
 from tests.tui.browser_fixtures import foreign_sequences, screen_text, terminal_output
 from tests.tui.run_fixtures import SIZE, wait_until
 
@@ -121,7 +128,7 @@ async def test_a_second_start_uses_the_kept_token_without_asking(tmp_path: Path)
 
 
 async def test_an_expired_access_token_is_refreshed_without_asking(tmp_path: Path) -> None:
-    with oauth_server(tmp_path, "--expires", "1") as server:
+    with oauth_server(tmp_path, *SHORT_FIRST_TOKEN) as server:
         first = app_for(tmp_path, server)
         async with first.run_test(size=SIZE) as pilot:
             await sign_in_through_the_view(pilot, server)
@@ -154,7 +161,7 @@ async def test_e02_e03_no_token_code_or_client_secret_reaches_a_log_the_journal_
     tmp_path: Path, ditto_home: str
 ) -> None:
     """ADVERSARIAL E-02/E-03: every secret the server minted is kept in the token store and nowhere else."""
-    with oauth_server(tmp_path, "--expires", "1") as server:
+    with oauth_server(tmp_path, *SHORT_FIRST_TOKEN) as server:
         app = app_for(tmp_path, server)
         seen: list[str] = []
         async with app.run_test(size=SIZE) as pilot:

@@ -1,13 +1,15 @@
 """An OAuth-protected MCP server (MCPServer with the SDK's authorization server) on streamable HTTP.
 
-    python oauth_server.py --port PORT [--expires SECONDS] [--scopes "mcp read"] [--no-refresh] [--deny]
+    python oauth_server.py --port PORT [--expires SECONDS] [--refreshed-expires SECONDS]
+                           [--scopes "mcp read"] [--no-refresh] [--deny]
 
 One process is both the resource server (``/mcp``, protected resource metadata under
 ``/.well-known/oauth-protected-resource/mcp``) and an in-memory authorization server on the same origin:
 metadata, dynamic client registration (``/register``), ``/authorize`` that redirects at once to the
 client's ``redirect_uri`` with a code and the state (no login page; ``--deny`` redirects with
 ``error=access_denied`` instead), and ``/token`` where the SDK checks the PKCE verifier. Access tokens
-last ``--expires`` seconds and come with a refresh token (rotated on each refresh) unless
+last ``--expires`` seconds (those issued for a refresh token ``--refreshed-expires``, by default the
+same) and come with a refresh token (rotated on each refresh) unless
 ``--no-refresh``. Tools: ``whoami`` (the client id of the caller's token) and ``echo``.
 
 Everything it does is written to stderr, one line each (``registered``, ``authorized``, ``issued
@@ -19,6 +21,7 @@ shows up anywhere else.
 from __future__ import annotations
 
 import argparse
+import math
 import secrets
 import sys
 import time
@@ -48,13 +51,17 @@ class MemoryAuthorizationServer(
 ):
     """The SDK's ``OAuthAuthorizationServerProvider``, in memory, signing everyone in at once."""
 
-    def __init__(self, *, expires: int, refresh: bool, deny: bool) -> None:
+    def __init__(self, *, expires: int, refreshed_expires: int, refresh: bool, deny: bool) -> None:
         self.expires = expires
+        self.refreshed_expires = refreshed_expires
         self.refresh = refresh
         self.deny = deny
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
+        # The exact moment each access token dies: ``AccessToken.expires_at`` is whole seconds, and a
+        # truncated one would make a one-second token live anywhere from no time to a second.
+        self.deadlines: dict[str, float] = {}
         self.refreshes: dict[str, RefreshToken] = {}
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
@@ -108,19 +115,23 @@ class MemoryAuthorizationServer(
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         access = self.access.get(token)
-        if access is not None and access.expires_at is not None and access.expires_at < time.time():
+        if access is not None and self.deadlines.get(token, float("inf")) < time.time():
             note(f"expired client_id={access.client_id}")
             return None
         return access
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
         self.access.pop(token.token, None)
+        self.deadlines.pop(token.token, None)
         self.refreshes.pop(token.token, None)
         note(f"revoked client_id={token.client_id}")
 
     def _issue(self, grant: str, client_id: str, scopes: list[str]) -> OAuthToken:
         access = secrets.token_urlsafe(32)
-        expires_at = int(time.time()) + self.expires
+        lifetime = self.refreshed_expires if grant == "refresh_token" else self.expires
+        deadline = time.time() + lifetime
+        self.deadlines[access] = deadline
+        expires_at = math.ceil(deadline)
         self.access[access] = AccessToken(
             token=access, client_id=client_id, scopes=scopes, expires_at=expires_at
         )
@@ -131,7 +142,7 @@ class MemoryAuthorizationServer(
         return OAuthToken(
             access_token=access,
             token_type="Bearer",
-            expires_in=self.expires,
+            expires_in=lifetime,
             scope=" ".join(scopes) or None,
             refresh_token=refresh,
         )
@@ -140,7 +151,12 @@ class MemoryAuthorizationServer(
 def build(args: argparse.Namespace) -> MCPServer:
     origin = f"http://127.0.0.1:{args.port}"
     scopes = args.scopes.split()
-    provider = MemoryAuthorizationServer(expires=args.expires, refresh=not args.no_refresh, deny=args.deny)
+    provider = MemoryAuthorizationServer(
+        expires=args.expires,
+        refreshed_expires=args.expires if args.refreshed_expires is None else args.refreshed_expires,
+        refresh=not args.no_refresh,
+        deny=args.deny,
+    )
     auth = AuthSettings(
         issuer_url=origin,
         resource_server_url=f"{origin}/mcp",
@@ -175,6 +191,9 @@ def main() -> None:
     )
     parser.add_argument("--port", type=int, required=True, help="listen on 127.0.0.1:PORT")
     parser.add_argument("--expires", type=int, default=3600, help="access token lifetime in seconds")
+    parser.add_argument(
+        "--refreshed-expires", type=int, help="lifetime of refreshed tokens (default --expires)"
+    )
     parser.add_argument("--scopes", default="mcp", help="the scopes it requires (space-separated)")
     parser.add_argument("--no-refresh", action="store_true", help="issue no refresh tokens")
     parser.add_argument("--deny", action="store_true", help="/authorize refuses (error=access_denied)")
