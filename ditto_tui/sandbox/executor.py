@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import tempfile
+import weakref
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,20 @@ STDERR_OVERFLOW_ALLOWANCE = 4 * 1024 * 1024
 """Bytes of stderr discarded past its cap before the group is killed, so stdout still arrives (O-09)."""
 PIPE_GRACE_SECONDS = 1.0
 """How long the pipes may stay open once the child exited and its group was killed."""
+
+_SPAWN_TURNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+"""One spawn at a time per loop. Starting a child blocks the loop until it has exec'd (a few ms, tens on
+a loaded machine); twenty calls started together would otherwise all spawn in one turn of the loop and
+freeze the screen for the sum. Taking turns lets the loop run between them."""
+
+
+def _spawn_turn() -> asyncio.Lock:
+    loop = asyncio.get_running_loop()
+    turn = _SPAWN_TURNS.get(loop)
+    if turn is None:
+        turn = _SPAWN_TURNS[loop] = asyncio.Lock()
+    return turn
+
 
 _BARE_NAME = re.compile(r"[A-Za-z0-9._+-]+")
 
@@ -216,19 +231,20 @@ class LocalSandboxExecutor:
     ) -> tuple[asyncio.SubprocessTransport, GroupProtocol]:
         loop = asyncio.get_running_loop()
         try:
-            return await loop.subprocess_exec(
-                lambda: GroupProtocol(stdout, stderr),
-                argv0,
-                *argv,
-                executable=executable,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.root,
-                env=environment,
-                start_new_session=True,
-                close_fds=True,
-            )
+            async with _spawn_turn():
+                return await loop.subprocess_exec(
+                    lambda: GroupProtocol(stdout, stderr),
+                    argv0,
+                    *argv,
+                    executable=executable,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=self.root,
+                    env=environment,
+                    start_new_session=True,
+                    close_fds=True,
+                )
         except (OSError, ValueError, subprocess.SubprocessError) as error:
             raise _not_started(os.path.basename(argv0)) from error
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import signal
+import subprocess
 import time
 import tracemalloc
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,6 +144,39 @@ async def test_memory_stays_bounded(executor: LocalSandboxExecutor) -> None:
         tracemalloc.stop()
     assert len(stdout.stdout) <= STDOUT_CAP and len(stderr.stderr) <= STDERR_CAP
     assert peak < 4 * 1024 * 1024
+
+
+async def test_calls_started_together_spawn_in_turns_with_the_loop_running_between(
+    executor: LocalSandboxExecutor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Starting a child blocks the loop until it has exec'd; twenty started in one turn of the loop would
+    block it for all twenty. Each spawn is counted against a callback that runs once per turn."""
+    turns = 0
+    counting = True
+    spawned_at: list[int] = []
+    loop = asyncio.get_running_loop()
+
+    def turn() -> None:
+        nonlocal turns
+        turns += 1
+        if counting:
+            loop.call_soon(turn)
+
+    real_popen = subprocess.Popen
+
+    def popen(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        spawned_at.append(turns)
+        return real_popen(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    loop.call_soon(turn)
+    try:
+        results = await asyncio.gather(*(_run(executor, "echo", str(index)) for index in range(20)))
+    finally:
+        counting = False
+    assert [result.stdout for result in results] == [f"{index}\n".encode() for index in range(20)]
+    assert len(spawned_at) == 20
+    assert all(later > earlier for earlier, later in itertools.pairwise(spawned_at)), spawned_at
 
 
 async def test_group_is_killed_on_task_cancel(executor: LocalSandboxExecutor, root: Path) -> None:
