@@ -125,7 +125,7 @@ async def test_replay_steps_back_and_forward_one_event_at_a_time() -> None:
 async def test_replay_hides_the_live_run_actions() -> None:
     app = ReplayApp(read_journal(DEMO))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await wait_until(pilot, lambda: "Next event" in screen_text(app).splitlines()[-1])
         footer = screen_text(app).splitlines()[-1]
         assert "Next event" in footer and "Cancel run" not in footer and "Grants" not in footer
         await pilot.press("c", "x", "g")
