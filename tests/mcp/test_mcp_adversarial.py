@@ -79,14 +79,17 @@ class Answers:
 async def shared(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[tuple[McpRegistry, Sandbox, Path]]:
-    """A well-behaved-until-asked hostile server (0.5 s call deadline) and a plain raw server beside it."""
+    """A well-behaved-until-asked hostile server (0.5 s call deadline), the same server with the default
+    deadline for the floods (whose hundreds of notifications can take longer than 0.5 s on a loaded
+    machine), and a plain raw server beside them."""
     root = tmp_path_factory.mktemp("shared")
     entries = {
         "hostile": {**python_server("hostile.py"), "timeout": 0.5},
+        "flooding": python_server("hostile.py"),
         "other": python_server("raw.py", "echo"),
     }
     async with open_mcp_servers(entries, log_dir=root / "logs") as registry:
-        yield registry, sandbox(root, "hostile", "other"), root / "logs"
+        yield registry, sandbox(root, "hostile", "flooding", "other"), root / "logs"
 
 
 # -- pagination --------------------------------------------------------------------------------------
@@ -472,10 +475,10 @@ async def test_m17_a_log_flood_is_rate_limited_and_redacted(
     shared: tuple[McpRegistry, Sandbox, Path],
 ) -> None:
     registry, box, logs = shared
-    result = await registry.invoke("hostile", call("f", "flood", count=400, secret=SECRET), box)
+    result = await registry.invoke("flooding", call("f", "flood", count=400, secret=SECRET), box)
     assert result.status == "success"
     await asyncio.sleep(0.05)
-    log = (logs / "hostile.log").read_text()
+    log = (logs / "flooding.log").read_text()
     assert SECRET not in log
     assert 0 < log.count("[log] info flood") <= 100
     assert "dropping the rest" in log
