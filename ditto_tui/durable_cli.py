@@ -280,11 +280,15 @@ async def print_durable_runs(config: RuntimeConfig, as_json: bool, out: TextIO) 
                 "status": summary.status,
                 "started_at": summary.started_at,
                 "pending": summary.pending,
+                "client": summary.client,
             }
             print(escape_unprintable(json.dumps(item, ensure_ascii=False)), file=out)
         else:
             waiting = f"  {summary.pending} waiting" if summary.pending else ""
-            print(f"{safe(summary.run_id)}  {safe(summary.graph)}  {summary.status}{waiting}", file=out)
+            client = f"  {safe(summary.client)}" if summary.client is not None else ""
+            print(
+                f"{safe(summary.run_id)}  {safe(summary.graph)}  {summary.status}{waiting}{client}", file=out
+            )
     if not summaries and not as_json:
         print("no runs on the run host yet", file=out)
     return 0

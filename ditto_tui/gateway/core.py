@@ -28,6 +28,7 @@ from ditto_tui.runs import RunHost
 from ditto_tui.runtime import Graph, define_worker, graph
 from ditto_tui.runtime.worker import WorkerContext
 from ditto_tui.supervise import Inbox
+from ditto_tui.supervise.clients import GATEWAY_GRAPH
 from ditto_tui.supervise.mcp_requests import (
     ElicitAction,
     ElicitationAnswer,
@@ -39,7 +40,6 @@ from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
 
 logger = logging.getLogger(__name__)
 
-GATEWAY_GRAPH = "mcp-gateway"
 SESSION_NODE = "GATEWAY.SESSION"
 ACT_MCP = "INTERACTION.ACT.MCP"
 SEPARATOR = "__"

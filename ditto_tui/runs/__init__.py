@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.runtime import ExecutionEvent, Graph, LoopDefinition, RunFinished, RunStarted, Runtime
 from ditto_tui.signal import CancelSignal
+from ditto_tui.supervise.clients import client_label
 from ditto_tui.supervise.inbox import Inbox, InboxAnswer, InboxRequest
 from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
 
@@ -48,6 +49,8 @@ class RunSummary:
     status: RunStatus
     started_at: float
     pending: int = 0
+    client: str | None = None
+    """For a session of the MCP gateway: the client it served, name and version (untrusted text)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,6 +183,7 @@ _STARTING: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("ditto_t
 @dataclass(eq=False)
 class _Run:
     graph: str
+    client: str | None = None
     task: asyncio.Task[Any] | None = None
     signal: CancelSignal = field(default_factory=CancelSignal)
     run_id: str | None = None
@@ -220,7 +224,7 @@ class LocalRunHost:
             raise ValidationError(f"no run {run_id!r} on this host: the embedded host names its runs itself")
         if not isinstance(graph, Graph | LoopDefinition):
             raise ValidationError("start() needs a graph built with graph(name) or a loop(...) definition")
-        run = _Run(graph=graph.name)
+        run = _Run(graph=graph.name, client=client_label(graph.name, input))
         run.task = asyncio.ensure_future(self._execute(run, graph, input))
         started = asyncio.ensure_future(run.started.wait())
         await asyncio.wait({started, run.task}, return_when=asyncio.FIRST_COMPLETED)
@@ -274,6 +278,7 @@ class LocalRunHost:
                 status=run.status,
                 started_at=run.started_at,
                 pending=waiting[run_id],
+                client=run.client,
             )
             for run_id, run in self._runs.items()
         ]

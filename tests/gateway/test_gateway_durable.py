@@ -59,6 +59,6 @@ def test_on_a_durable_host_a_gateway_call_waits_in_the_inbox_and_is_decided_from
     assert waiting["tool"] == "demo:write_note" and "approved" in decided
     assert not result.is_error and "Wrote" in text_of(result)
     runs = workspace.cli("runs").stdout
-    assert "mcp-gateway" in runs
+    assert "mcp-gateway" in runs and "durable-client 3" in runs  # the client its session served
     audit = workspace.cli("audit", str(waiting["run_id"])).stdout
     assert "demo:write_note" in audit and "via cli" in audit

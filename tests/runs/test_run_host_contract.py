@@ -31,6 +31,7 @@ from ditto_tui.supervise import ApprovalDecision, QueueApprover
 from ditto_tui.supervise.breakpoints import InboxBreakpoints
 from ditto_tui.supervise.mcp_requests import SamplingAnswer, SamplingRequest
 from ditto_tui.supervise.requests import ApprovalRequest, ReviewDecision, ReviewRequest
+from ditto_tui.tui.screens.runs import host_run_label
 from tests.runs.durable import Hosted, temporal_host
 from tests.supervise.test_gate import Recorder, act, setup
 
@@ -72,6 +73,24 @@ async def hosting(
 async def hosted(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Hosted]:
     async with hosting(request.param, tmp_path) as given:
         yield given
+
+
+async def test_a_gateway_session_is_listed_with_its_client_and_no_other_run_is(hosted: Hosted) -> None:
+    """A run of the gateway's graph names the MCP client it serves (untrusted text, shown inert); the
+    same input on any other graph names none."""
+    given = {"connection": "gw-1", "client": {"name": "Claude Code\x1b[31m", "version": "2.1"}}
+    session = _writes("w-1")
+    session.name = "mcp-gateway"
+    gateway_run = await hosted.host.start(session, given)
+    other_run = await hosted.host.start(_writes("w-2"), given)
+    assert len(await hosted.waiting(2)) == 2
+    listed = {summary.run_id: summary.client for summary in await hosted.host.runs()}
+    assert listed == {gateway_run: "Claude Code\x1b[31m 2.1", other_run: None}
+    line = host_run_label(next(s for s in await hosted.host.runs() if s.run_id == gateway_run), live=False)
+    assert "Claude Code" in line.plain and "\x1b" not in line.plain
+    for run_id in (gateway_run, other_run):
+        await hosted.host.cancel(run_id, "the test is over")
+        await hosted.finished(run_id)
 
 
 async def test_a_started_run_is_listed_with_its_waiting_request_and_a_decision_lets_it_finish(

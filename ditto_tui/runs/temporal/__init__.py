@@ -45,6 +45,7 @@ from ditto_tui.runs.temporal.codec import KeyCodec, is_foreign, load_key
 from ditto_tui.runs.temporal.plan import binding, node_queue, snapshot
 from ditto_tui.runs.temporal.workflow import GRAPH_ATTRIBUTE, WORKFLOW
 from ditto_tui.runtime import ExecutionEvent, Graph, RunFinished, Runtime
+from ditto_tui.supervise.clients import MAX_CLIENT_LABEL, client_label
 from ditto_tui.supervise.inbox import Inbox, InboxAnswer, InboxRequest
 from ditto_tui.supervise.requests import ApprovalRequest
 
@@ -130,7 +131,13 @@ class TemporalRunHost:
             id=run_id,
             task_queue=self.task_queue,
             search_attributes=attributes,
-            memo={"graph": graph.name, "status": "running", "pending": [], "ended": []},
+            memo={
+                "graph": graph.name,
+                "client": client_label(graph.name, input),
+                "status": "running",
+                "pending": [],
+                "ended": [],
+            },
         )
         self._started.append(run_id)
         return run_id
@@ -144,6 +151,7 @@ class TemporalRunHost:
                 status=state,
                 started_at=started,
                 pending=len(memo.get("pending", ())) if state == "running" else 0,
+                client=_client(memo.get("client")),
             )
             if status is None or summary.status == status:
                 found.append(summary)
@@ -384,6 +392,11 @@ def _status(status: WorkflowExecutionStatus | None, memo: Mapping[str, Any]) -> 
     if status == WorkflowExecutionStatus.COMPLETED and said in ("succeeded", "cancelled"):
         return "succeeded" if said == "succeeded" else "cancelled"
     return "failed"
+
+
+def _client(given: object) -> str | None:
+    """The client label a gateway session's memo holds (anything else in its place: none)."""
+    return given[:MAX_CLIENT_LABEL] if isinstance(given, str) else None
 
 
 def _asked(memo: Mapping[str, Any], request_id: str) -> bool:

@@ -23,6 +23,7 @@ from ditto_tui.runtime.events import (
     RunFinished,
     RunStarted,
 )
+from ditto_tui.supervise.clients import client_label
 from ditto_tui.supervise.journal._lines import HEADER_KIND, LINKS_KEY, OLD_REDACTED_KEY, REDACTED_KEY
 from ditto_tui.supervise.journal._process import writer_alive
 from ditto_tui.supervise.journal._writer import CLIENT_REQUEST, JournalError
@@ -231,11 +232,7 @@ class RunSummary:
     def client(self) -> str | None:
         """For a session of the MCP gateway (graph ``mcp-gateway``): the client's name and version, as
         the client gave them (untrusted text)."""
-        given = self.input.get("client") if isinstance(self.input, Mapping) else None
-        if self.graph != "mcp-gateway" or not isinstance(given, Mapping):
-            return None
-        label = f"{given.get('name') or 'unknown client'} {given.get('version') or ''}".strip()
-        return label[:120]
+        return client_label(self.graph, self.input)
 
 
 def unfinished_outcome(header: Mapping[str, Any]) -> str:

@@ -160,13 +160,17 @@ _HOST_STATUS_STYLES = {**_OUTCOME_STYLES, "running": "cyan", "interrupted": "mag
 
 
 def host_run_label(summary: HostRun, *, live: bool, graph_width: int = 0) -> Text:
-    """One run of the durable host on one line: when, graph, status, how many requests wait, its id."""
+    """One run of the durable host on one line: when, graph, status, how many requests wait, the client
+    of a gateway session, its id."""
     line = _when_and_graph(summary, live, graph_width)
     line.append(
         f"  {summary.status:<{_OUTCOME_COLUMN}}", style=_HOST_STATUS_STYLES.get(summary.status, "cyan")
     )
     if summary.pending:
         line.append(f"  {summary.pending} waiting", style="bold yellow")
+    if summary.client is not None:  # a session of the MCP gateway: which client it serves
+        line.append("  ")
+        line.append_text(one_line(summary.client, style="italic"))
     line.append("  ")
     line.append_text(one_line(summary.run_id, style="dim"))
     return line
