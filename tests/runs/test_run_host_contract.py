@@ -29,6 +29,7 @@ from ditto_tui.runtime.breakpoints import BreakpointDecision, BreakpointRequest
 from ditto_tui.runtime.events import BreakpointResolved, ReviewResolved
 from ditto_tui.supervise import ApprovalDecision, QueueApprover
 from ditto_tui.supervise.breakpoints import InboxBreakpoints
+from ditto_tui.supervise.clients import GATEWAY_GRAPH
 from ditto_tui.supervise.mcp_requests import SamplingAnswer, SamplingRequest
 from ditto_tui.supervise.requests import ApprovalRequest, ReviewDecision, ReviewRequest
 from ditto_tui.tui.screens.runs import host_run_label
@@ -80,7 +81,7 @@ async def test_a_gateway_session_is_listed_with_its_client_and_no_other_run_is(h
     same input on any other graph names none."""
     given = {"connection": "gw-1", "client": {"name": "Claude Code\x1b[31m", "version": "2.1"}}
     session = _writes("w-1")
-    session.name = "mcp-gateway"
+    session.name = GATEWAY_GRAPH
     gateway_run = await hosted.host.start(session, given)
     other_run = await hosted.host.start(_writes("w-2"), given)
     assert len(await hosted.waiting(2)) == 2

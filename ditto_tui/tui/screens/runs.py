@@ -63,6 +63,13 @@ def _runs_dialog(title: str, options: list[Option], empty: str) -> ComposeResult
     yield KeysFooter()
 
 
+def _append_client(line: Text, client: str | None) -> None:
+    """A session of the MCP gateway names the client it served (untrusted text, shown inert)."""
+    if client is not None:
+        line.append("  ")
+        line.append_text(one_line(client, style="italic"))
+
+
 def run_label(summary: RunSummary, *, live: bool, graph_width: int = 0) -> Text:
     """One run on one line: when, graph, outcome, length, decisions (``live`` marks the run on screen);
     with ``graph_width`` (:func:`graph_column`) the columns line up from row to row."""
@@ -76,9 +83,7 @@ def run_label(summary: RunSummary, *, live: bool, graph_width: int = 0) -> Text:
         line.append(f"  {decided} decision{'s' if decided != 1 else ''}", style="dim")
     if summary.follows:
         line.append(f"  follows {short_run_id(summary.follows)}", style="dim")
-    if summary.client is not None:  # a session of the MCP gateway: which client it served
-        line.append("  ")
-        line.append_text(one_line(summary.client, style="italic"))
+    _append_client(line, summary.client)
     line.append(f"  {short_run_id(summary.run_id)}", style="dim")
     return line
 
@@ -168,9 +173,7 @@ def host_run_label(summary: HostRun, *, live: bool, graph_width: int = 0) -> Tex
     )
     if summary.pending:
         line.append(f"  {summary.pending} waiting", style="bold yellow")
-    if summary.client is not None:  # a session of the MCP gateway: which client it serves
-        line.append("  ")
-        line.append_text(one_line(summary.client, style="italic"))
+    _append_client(line, summary.client)
     line.append("  ")
     line.append_text(one_line(summary.run_id, style="dim"))
     return line
