@@ -256,6 +256,8 @@ class RunTracer:
             )
             done.start()
             done.join(timeout)
+        if self._records and not self._closed:  # a run that ended before its first write: start the pipe
+            self._write()
         process = self._process
         if process is not None:
             self._drain(deadline)

@@ -7,7 +7,7 @@ import contextlib
 import gzip
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -63,11 +63,14 @@ class Receiver:
     def named(self, prefix: str) -> list[ReceivedSpan]:
         return [span for span in self.spans if span.name.startswith(prefix)]
 
-    def wait_for(self, prefix: str, seconds: float = 20.0) -> None:
-        """Until a span named ``prefix…`` came in (the exporter sends after its run process left)."""
+    def wait_for(self, prefix: str, seconds: float = 20.0, log: Callable[[], str] = str) -> None:
+        """Until a span named ``prefix…`` came in (the exporter sends after its run process left);
+        ``log``: what the exporter logged, said when none came."""
         deadline = time.monotonic() + seconds
         while not self.named(prefix):
-            assert time.monotonic() < deadline, f"no {prefix} span within {seconds} s"
+            assert time.monotonic() < deadline, (
+                f"no {prefix} span within {seconds} s; exporter log: {log()!r}"
+            )
             time.sleep(0.02)
 
     def by_id(self, span_id: str) -> ReceivedSpan:

@@ -278,7 +278,10 @@ def test_with_nothing_set_nothing_is_exported_and_the_sdk_is_never_imported(tmp_
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         left = time.monotonic() - started
-        received.wait_for("invoke_agent")  # the exporter sends them after the command left
+        # the exporter sends them after the command left, at a lower priority than the tests around it
+        home = tmp_path / "home"
+        logged = lambda: "".join(log.read_text() for log in home.rglob("otel.log"))  # noqa: E731
+        received.wait_for("invoke_agent", seconds=60.0, log=logged)
     assert left < 20
     (root,) = received.named("invoke_agent")
     assert root.name == "invoke_agent write-note" and root.resource["service.name"] == "from-the-environment"
@@ -318,3 +321,29 @@ async def test_a_nested_call_is_a_child_of_its_callers_span(root: Path) -> None:
         assert spans["outer"].start <= spans[child].start <= spans[child].end <= spans["outer"].end
     assert spans["outer/step"].end <= spans["outer/again"].start
     assert spans["first"].end <= spans["outer"].start
+
+
+def test_a_run_whose_loop_ends_before_the_first_write_is_still_exported_at_close(root: Path) -> None:
+    """The records are written to the exporter a beat after they are made (``WRITE_EVERY_SECONDS``, on
+    the run's loop); a run that finishes, and whose loop closes, inside that beat loses none of them:
+    ``close`` (what the command does as it leaves) starts the exporter and hands them over."""
+    from ditto_tui.runtime import create_ditto, define_worker
+    from ditto_tui.telemetry import TraceSettings
+    from ditto_tui.telemetry.feed import RunTracer
+
+    async def quick(input: Any, context: Any) -> Any:
+        return input
+
+    async def whole_run(tracer: RunTracer) -> None:
+        runtime = create_ditto(workers=[define_worker(type="T", nodes={"T.QUICK": quick})])
+        tracer.attach(runtime)
+        async with runtime:
+            await runtime.run(graph("quick").node("only", "T.QUICK", [], _given(1)), None)
+
+    with otlp_receiver() as received:
+        tracer = RunTracer(TraceSettings(endpoint=f"{received.url}/v1/traces"), root)
+        asyncio.run(whole_run(tracer))  # the loop is gone before the scheduled write could run
+        assert tracer._process is None, "the run outlasted the first write: nothing left to check"
+        tracer.close()
+        received.wait_for("invoke_agent")
+    assert _only(received.named("invoke_agent")).name == "invoke_agent quick"
