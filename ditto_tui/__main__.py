@@ -13,24 +13,21 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from ditto_tui import durable_cli, grants_cli, project, runs_cli, serve, trust_cli
-from ditto_tui.config import RuntimeConfig
-from ditto_tui.errors import DittoError, ValidationError
+from ditto_tui.errors import DittoError, GraphLoadError, ValidationError
 from ditto_tui.gateway import cli as gateway_cli
-from ditto_tui.headless import run_headless
-from ditto_tui.home import StateDirError, append_private, logs_dir
-from ditto_tui.json_text import json_option
-from ditto_tui.mcp_import import describe, plan_import, write_import
-from ditto_tui.program import GraphLoadError, Program, agent_task, load_program, with_task
 from ditto_tui.sanitize import escape_controls
-from ditto_tui.supervise import ApprovalPolicy, JournalRead, read_journal
-from ditto_tui.supervise.journal import list_runs
-from ditto_tui.supervise.lint import lint_report
 from ditto_tui.supervise.modes import MODES, Mode
-from ditto_tui.trust import rewriting, trust_state
-from ditto_tui.workspace import CONFIG_NAME, default_graph, resolve_config, untrusted_notice, user_config_file
+
+if TYPE_CHECKING:
+    from ditto_tui.config import RuntimeConfig
+    from ditto_tui.program import Program
+    from ditto_tui.supervise import JournalRead
+
+# Each command imports what it uses when it runs (the graph, the runtime, the app, the journal's readers):
+# `inbox`, `decide` and `runs` on a durable host load the config and the run host's client, not the rest.
 
 GRAPH_ERRORS_LOG = "graph-errors.log"
 
@@ -347,6 +344,8 @@ def _noticed_command(args: argparse.Namespace, workspace: Path) -> int | None:
         config = None if args.stop else _config(args.config, workspace, args.policy)
         return serve.serve_command(args, workspace, _app_argv(args, workspace), sys.stdout, config)
     if args.command == "server":
+        from ditto_tui.config import RuntimeConfig
+
         return durable_cli.run_command(args, RuntimeConfig())
     if _command_name(args) == "mcp serve":
         return gateway_cli.serve_command(
@@ -384,11 +383,17 @@ def _app_argv(args: argparse.Namespace, workspace: Path) -> list[str]:
 
 def _config(path: str | None, workspace: Path, policy: str | None = None) -> RuntimeConfig:
     """The run's config as :func:`ditto_tui.workspace.resolve_config` resolves it (``--policy`` on top)."""
+    from ditto_tui.workspace import resolve_config
+
     return resolve_config(path, workspace, policy=policy).config
 
 
 def _policy_lint(args: argparse.Namespace, workspace: Path) -> int:
     """``policy lint``: print each finding (``FILE:LINE: kind: rule: why``) and a summary."""
+    from ditto_tui.supervise import ApprovalPolicy, read_journal
+    from ditto_tui.supervise.journal import list_runs
+    from ditto_tui.supervise.lint import lint_report
+
     policy = ApprovalPolicy.from_config(_config(args.config, workspace, args.policy).approval)
     journals = [read_journal(summary.path) for summary in list_runs(workspace)]
     lines, code = lint_report(policy, journals)
@@ -399,6 +404,8 @@ def _policy_lint(args: argparse.Namespace, workspace: Path) -> int:
 def _notice(args: argparse.Namespace, workspace: Path) -> tuple[str, ...]:
     """Tell the user, in one line on stderr, which files of the workspace were passed over (untrusted, or
     changed since trusted); the line, for the app to show too (stderr is behind its screen)."""
+    from ditto_tui.workspace import untrusted_notice
+
     uses_graph = args.command in (None, "run")
     notice = untrusted_notice(
         workspace, config_given=args.config is not None, graph_given=not uses_graph or args.command == "run"
@@ -482,6 +489,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _mcp_login_command(args.server, config, workspace, browser=not args.no_browser)
         if args.command == "mcp":
             return _open_app(config, workspace, None, notices=notices)
+        from ditto_tui.program import load_program
+        from ditto_tui.workspace import default_graph
+
         graph_file = Path(args.graph) if args.command in ("run", "worker") else default_graph(workspace)
         program = with_input(load_program(graph_file, config, workspace), args.task, args.input)
         attach = durable_cli.attached(args, config)
@@ -493,6 +503,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DittoError as exc:
         say(f"ditto-tui: {exc.title.lower()}: {exc.message}")
         return 2
+    from ditto_tui.headless import run_headless
+    from ditto_tui.program import agent_task
+
     journal = not args.no_journal
     if not args.headless:
         ask = args.task is None and args.input is None and agent_task(program) is not None and not attach
@@ -525,6 +538,9 @@ def with_input(program: Program, task: str | None, given: str | None) -> Program
     ``--task`` sets the ``prompt`` of an agent graph's input (a mapping that has one); for another graph it
     is the input itself. Both may be given: the task then sets the prompt of the given input.
     """
+    from ditto_tui.json_text import json_option
+    from ditto_tui.program import with_task
+
     initial = program.initial
     if given is not None:
         initial = json_option(given, "--input")
@@ -538,6 +554,8 @@ def with_input(program: Program, task: str | None, given: str | None) -> Program
 
 def _log_traceback(error: GraphLoadError, workspace: Path) -> str:
     """Append the traceback of a graph that failed to the workspace's log of graph errors; its path."""
+    from ditto_tui.home import StateDirError, append_private, logs_dir
+
     path = logs_dir(workspace.resolve()) / GRAPH_ERRORS_LOG
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
     try:
@@ -549,6 +567,9 @@ def _log_traceback(error: GraphLoadError, workspace: Path) -> str:
 
 def _import_target(args: argparse.Namespace, workspace: Path) -> tuple[Path, str]:
     """Where ``mcp import`` writes, and why there (API.md section 9's order, without the defaults)."""
+    from ditto_tui.trust import trust_state
+    from ditto_tui.workspace import CONFIG_NAME, user_config_file
+
     if args.config is not None:
         return Path(args.config), "--config"
     state = trust_state(workspace)
@@ -566,6 +587,9 @@ def _import_target(args: argparse.Namespace, workspace: Path) -> tuple[Path, str
 
 def _mcp_import(args: argparse.Namespace, workspace: Path) -> int:
     """``mcp import FILE [--yes] [--replace]``: show the servers, ask, merge them into the target."""
+    from ditto_tui.mcp_import import describe, plan_import, write_import
+    from ditto_tui.trust import rewriting
+
     target, why = _import_target(args, workspace)
     plan = plan_import(Path(args.file), target, replace=args.replace)
     say(f"MCP servers in {args.file}, to add to {target} ({why}):", sys.stdout)

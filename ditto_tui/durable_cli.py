@@ -13,12 +13,11 @@ import signal
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.json_text import json_option
-from ditto_tui.program import Program
 from ditto_tui.runs import (
     DecisionRejected,
     DurableRunHost,
@@ -29,11 +28,12 @@ from ditto_tui.runs import (
     open_durable_run_host,
 )
 from ditto_tui.runs_cli import safe, when
-from ditto_tui.runtime import Graph
 from ditto_tui.sanitize import escape_unprintable
-from ditto_tui.supervise import ApprovalDecision, QueueApprover
-from ditto_tui.supervise.requests import ApprovalRequest
+from ditto_tui.supervise.requests import ApprovalDecision, ApprovalRequest
 from ditto_tui.telemetry import temporal_interceptors
+
+if TYPE_CHECKING:
+    from ditto_tui.program import Program
 
 COMMANDS = frozenset({"inbox", "decide", "worker", "server"})
 
@@ -224,6 +224,8 @@ async def start_detached(
     program: Program, config: RuntimeConfig, out: TextIO, workspace: Path | None = None
 ) -> int:
     """``run GRAPH --detach``: start the run on the durable host, print its id, leave it running."""
+    from ditto_tui.runtime import Graph
+
     if not isinstance(program.plan, Graph):
         raise ValidationError(f"{program.name}: a loop runs embedded; --detach takes a graph")
     host = durable_host(config, workspace)
@@ -241,7 +243,9 @@ async def run_worker(
     program: Program, config: RuntimeConfig, workspace: Path, err: TextIO | None = None
 ) -> int:
     """``worker GRAPH``: run the graph's durable runs' nodes here until SIGINT or SIGTERM."""
+    from ditto_tui.runtime import Graph
     from ditto_tui.session import open_runtime
+    from ditto_tui.supervise import QueueApprover
 
     err = err or sys.stderr
     if not isinstance(program.plan, Graph):

@@ -69,6 +69,20 @@ class GraphBuildError(ValidationError):
     code = "GRAPH_INVALID"
 
 
+class GraphLoadError(ValidationError):
+    """A graph file that raised while it was imported or while its ``program()`` built the plan.
+
+    ``details`` holds the traceback, for a log: the message is one line.
+    """
+
+    title = "Graph failed"
+    code = "GRAPH_LOAD_ERROR"
+
+    def __init__(self, message: str, *, details: str) -> None:
+        super().__init__(message)
+        self.details = details
+
+
 class GraphExecutionError(DittoError):
     """A node raised during a run; ``node_id`` names it and ``__cause__`` holds the original error."""
 

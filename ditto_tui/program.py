@@ -15,6 +15,7 @@ from typing import Any
 
 from ditto_tui.config import RuntimeConfig
 from ditto_tui.errors import DittoError, ValidationError
+from ditto_tui.errors import GraphLoadError as GraphLoadError
 from ditto_tui.infer import ModelProvider
 from ditto_tui.interaction import OutputSink, RegisteredTool
 from ditto_tui.runtime import Graph, LoopDefinition, WorkerDefinition
@@ -60,20 +61,6 @@ def with_task(program: Program, task: str) -> Program:
     if isinstance(initial, Mapping) and "prompt" in initial:
         return dataclasses.replace(program, initial={**initial, "prompt": task})
     return dataclasses.replace(program, initial=task)
-
-
-class GraphLoadError(ValidationError):
-    """A graph file that raised while it was imported or while its ``program()`` built the plan.
-
-    ``details`` holds the traceback, for a log: the message is one line.
-    """
-
-    title = "Graph failed"
-    code = "GRAPH_LOAD_ERROR"
-
-    def __init__(self, message: str, *, details: str) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 def load_program(path: str | os.PathLike[str], config: RuntimeConfig, workspace: Path) -> Program:

@@ -8,26 +8,14 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ditto_tui.config import RuntimeConfig
 from ditto_tui.sanitize import escape_controls, escape_unprintable
-from ditto_tui.supervise import ApprovalPolicy
-from ditto_tui.supervise.audit import (
-    NO_DECISION,
-    CallRecord,
-    PolicyCheck,
-    call_records,
-    decided_by,
-    policy_check,
-)
-from ditto_tui.supervise.journal import (
-    JournalRead,
-    RunSummary,
-    find_journal,
-    list_runs,
-    read_journal,
-)
+
+if TYPE_CHECKING:  # the journal's readers load when a command reads a journal, not for the parser
+    from ditto_tui.config import RuntimeConfig
+    from ditto_tui.supervise.audit import CallRecord, PolicyCheck
+    from ditto_tui.supervise.journal import JournalRead, RunSummary
 
 COMMANDS = frozenset({"runs", "replay", "audit", "policy"})
 """The subcommands this module handles."""
@@ -35,8 +23,8 @@ COMMANDS = frozenset({"runs", "replay", "audit", "policy"})
 RUN_HELP = "a run id (or a unique prefix of one) from `ditto-tui runs`, or the path of a .jsonl journal"
 _DIGEST_CHARS = 12
 
-ConfigLoader = Callable[[str | None, Path], RuntimeConfig]
-Replayer = Callable[[JournalRead], int]
+ConfigLoader = Callable[[str | None, Path], "RuntimeConfig"]
+Replayer = Callable[["JournalRead"], int]
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,6 +73,10 @@ def run_command(
 
     ``replay`` opens a journal in the UI (the CLI passes it, so that this module never loads Textual).
     """
+    from ditto_tui.supervise import ApprovalPolicy
+    from ditto_tui.supervise.audit import policy_check
+    from ditto_tui.supervise.journal import find_journal, list_runs, read_journal
+
     out = out or sys.stdout
     workspace = Path(args.workspace).resolve()
     if args.command == "runs":
@@ -219,6 +211,8 @@ def _arguments(value: Any) -> str:
 
 def print_audit(journal: JournalRead, out: TextIO) -> None:
     """The approval trail as text: one block per call."""
+    from ditto_tui.supervise.audit import call_records
+
     header = journal.header
     outcome = journal.outcome
     print(
@@ -237,6 +231,8 @@ def print_audit(journal: JournalRead, out: TextIO) -> None:
 
 
 def _print_record(header: Mapping[str, Any], record: CallRecord, out: TextIO) -> None:
+    from ditto_tui.supervise.audit import NO_DECISION, decided_by
+
     node = f"  (node {safe(record.node_id)})" if record.node_id else ""
     print(f"{safe(record.call_id)}  {safe(record.tool)}{node}", file=out)
     lines: list[tuple[str, str]] = []
@@ -271,6 +267,8 @@ def _print_record(header: Mapping[str, Any], record: CallRecord, out: TextIO) ->
 
 def audit_json(journal: JournalRead) -> dict[str, Any]:
     """The approval trail as JSON data."""
+    from ditto_tui.supervise.audit import call_records
+
     header = journal.header
     return {
         "runId": journal.run_id,
@@ -285,6 +283,8 @@ def audit_json(journal: JournalRead) -> dict[str, Any]:
 
 
 def _record_json(header: Mapping[str, Any], record: CallRecord) -> dict[str, Any]:
+    from ditto_tui.supervise.audit import decided_by
+
     return {
         "callId": record.call_id,
         "tool": record.tool,

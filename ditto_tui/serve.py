@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.home import ensure_dir, state_dir
+from ditto_tui.processes import end_process, process_alive, process_started
 from ditto_tui.state_db import StateDB
-from ditto_tui.supervise.journal._process import end_process, process_alive, process_started
 
 if TYPE_CHECKING:
     from aiohttp import web

@@ -115,3 +115,38 @@ def test_the_embedded_default_never_loads_temporal(probed: dict[str, dict[str, o
     durable host imports it, through ditto_tui.runs.temporal. The last module probed has them all loaded."""
     assert probed[APP_MODULES[-1]]["temporalio"] == []
     assert all(found.get("temporalio") == [] for found in probed.values()), probed
+
+
+COMMAND_LINE_LOADS_LATER = (
+    "mcp",
+    "httpx",
+    "ditto_tui.program",
+    "ditto_tui.headless",
+    "ditto_tui.session",
+    "ditto_tui.infer",
+    "ditto_tui.interaction.mcp",
+    "ditto_tui.interaction.worker",
+    "ditto_tui.gateway.serving",
+    "ditto_tui.supervise.journal",
+    "ditto_tui.supervise.audit",
+    "ditto_tui.mcp_import",
+)
+"""What the command line imports only for a command that uses it: the graph and its runtime, the MCP SDK,
+the gateway, the journal's readers. `inbox`, `decide` and `runs` on a durable host start without them."""
+
+
+def test_the_command_line_loads_a_commands_modules_only_when_that_command_runs() -> None:
+    script = (
+        "import json, sys\n"
+        "import ditto_tui.__main__\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m in sys.argv[1:])))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *COMMAND_LINE_LOADS_LATER],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(proc.stdout) == []

@@ -71,7 +71,7 @@ def _address(given: str) -> tuple[str, int]:
 
 def serve_command(args: argparse.Namespace, config: RuntimeConfig, workspace: Path, out: TextIO) -> int:
     """``mcp serve``: over stdio (the default) or ``--http``."""
-    from ditto_tui.gateway import serve_http, serve_stdio
+    from ditto_tui.gateway.serving import serve_http, serve_stdio
 
     servers = _servers(args.servers)
     if not config.mcp.servers:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from ditto_tui.supervise.journal._process import end_process, process_alive, process_started
+from ditto_tui.processes import end_process, process_alive, process_started
 
 
 def test_a_process_that_ended_is_not_alive_before_its_parent_collects_it() -> None:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from ditto_tui.errors import DittoError
 from ditto_tui.home import ensure_dir, open_private, state_dir
+from ditto_tui.processes import end_process, process_alive, process_started
 from ditto_tui.state_db import StateDB
-from ditto_tui.supervise.journal._process import end_process, process_alive, process_started
 
 DATABASE = "temporal.db"
 LOG = "temporal-server.log"

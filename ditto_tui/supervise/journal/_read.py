@@ -13,6 +13,7 @@ from typing import Any
 import pydantic
 
 from ditto_tui.home import runs_dir
+from ditto_tui.processes import writer_alive
 from ditto_tui.runtime.events import (
     EVENT_TYPES,
     AnyEvent,
@@ -25,7 +26,6 @@ from ditto_tui.runtime.events import (
 )
 from ditto_tui.supervise.clients import client_label
 from ditto_tui.supervise.journal._lines import HEADER_KIND, LINKS_KEY, OLD_REDACTED_KEY, REDACTED_KEY
-from ditto_tui.supervise.journal._process import writer_alive
 from ditto_tui.supervise.journal._writer import CLIENT_REQUEST, JournalError
 
 MAX_JOURNAL_BYTES = 1 << 30

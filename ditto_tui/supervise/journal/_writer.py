@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ditto_tui.errors import DittoError
 from ditto_tui.home import open_private
 from ditto_tui.infer.worker import MESSAGE_DELTA
+from ditto_tui.processes import writer_identity
 from ditto_tui.runtime.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -43,7 +44,6 @@ from ditto_tui.supervise.journal._lines import (
     input_links,
     output_links,
 )
-from ditto_tui.supervise.journal._process import writer_identity
 from ditto_tui.supervise.policy import VERDICT_EVENT
 
 if TYPE_CHECKING:

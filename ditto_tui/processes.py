@@ -1,9 +1,10 @@
-"""Which process writes a journal, so that a reader can tell a run still going from one cut short.
+"""Whether a recorded process is still the one recorded: a process id and, where the system says (Linux
+``/proc``), when that process started, so that another process given the same id later is not taken for
+it; and ending such a process.
 
-A journal's header names its writer: the process id and, where the system says (Linux ``/proc``), when
-that process started, so that another process given the same id later is not taken for it. A run with
-no ``run_finished`` whose writer is gone was interrupted (the process was killed or crashed): it is
-never shown as running.
+A journal's header names its writer this way, so that a reader can tell a run still going from one cut
+short: a run with no ``run_finished`` whose writer is gone was interrupted (the process was killed or
+crashed) and is never shown as running. The local run server and ``serve`` record themselves the same way.
 """
 
 from __future__ import annotations

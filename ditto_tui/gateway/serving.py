@@ -1,0 +1,220 @@
+"""The gateway's two doors, stdio and streamable HTTP, over one session: :func:`open_gateway` (see
+:mod:`ditto_tui.gateway`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import os
+import secrets
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ditto_tui.config import RuntimeConfig
+from ditto_tui.errors import ValidationError
+from ditto_tui.gateway.core import ClientApprover, Gateway, GatewayInbox
+from ditto_tui.headless import report_servers
+from ditto_tui.runs import open_run_host
+from ditto_tui.session import open_runtime
+from ditto_tui.supervise.modes import Mode
+from ditto_tui.telemetry import flush_tracing, temporal_interceptors
+
+HTTP_PATH = "/mcp"
+
+
+@contextlib.asynccontextmanager
+async def open_gateway(
+    config: RuntimeConfig, workspace: Path, servers: Sequence[str] = (), mode: Mode = "ask"
+) -> AsyncIterator[Any]:
+    """The gateway's MCP server over the session's runtime and run host, its servers connected.
+
+    With the embedded host, a call that needs a person is asked through the client's own form (when it
+    has elicitation), else refused saying how to approve; on a durable host it waits in the inbox that
+    ``ditto-tui inbox``, the app, a browser and a decision link answer. ``mode`` is the gate's mode
+    (``--mode``: ``read-only`` refuses every call that writes, whatever the rules say).
+    """
+    from ditto_tui.gateway.server import GatewayHandlers
+
+    gateway = Gateway(servers)
+    durable = config.runs.host != "embedded"
+    inbox = GatewayInbox(None if durable else ClientApprover(gateway))
+    async with open_runtime(
+        gateway.program, config, workspace, inbox, wait_for_servers=True, mode=mode
+    ) as session:
+        traced = temporal_interceptors(config, workspace) if durable else []
+        host = open_run_host(session.runtime, session.inbox, config.runs.model_dump(), interceptors=traced)
+        try:
+            if durable:
+                await host.work(session.runtime, session.inbox, [gateway.program.plan])  # type: ignore[attr-defined]
+            report_servers(session.mcp, sys.stderr)  # a server that failed to start, now or later
+            gateway.attach(session.mcp, host)
+            if session.journal is not None:
+                gateway.record_input = session.journal.next_input
+            handlers = GatewayHandlers(gateway)
+            handlers.watch()
+            from ditto_tui import __version__
+
+            try:
+                yield handlers.server(version=__version__)
+            finally:
+                handlers.close()
+                for connection in list(gateway.connections.values()):
+                    gateway.disconnect(connection)
+        finally:
+            if durable:
+                with contextlib.suppress(Exception):
+                    await host.stop_working()  # type: ignore[attr-defined]
+            close = getattr(host, "close", None)
+            if close is not None:
+                close()
+
+
+async def serve_stdio(
+    config: RuntimeConfig, workspace: Path, servers: Sequence[str] = (), mode: Mode = "ask"
+) -> int:
+    """Serve one client over this process's stdin and stdout until it closes them (or until SIGINT or
+    SIGTERM: the gateway is closed first, its runs recorded and its servers stopped).
+
+    The connection speaks the handshake era of the protocol (``initialize`` first): a client offering
+    the per-request era falls back to it. Only there may the gateway ask the client (its form for an
+    approval, a server's sampling and elicitation), which supervising needs.
+    """
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    if sys.stdin.isatty():
+        print(
+            "ditto-tui mcp serve speaks MCP on stdin and stdout: an MCP client starts it "
+            "(`ditto-tui mcp config claude|cursor|claude-code` prints its settings). Ctrl+C ends it.",
+            file=sys.stderr,
+        )
+    stopped = _stop_on_signals(asyncio.current_task())
+    async with stdio_server() as (read, write):
+        try:
+            async with (
+                open_gateway(config, workspace, servers, mode) as server,
+                server.lifespan(server) as state,
+            ):
+                options = server.create_initialization_options()
+                await serve_loop(server, read, write, lifespan_state=state, init_options=options)
+        except asyncio.CancelledError:
+            if not stopped:
+                raise
+        if stopped:  # the SDK reads stdin on a thread that a signal cannot wake: leave without it
+            flush_tracing()  # the connection's last records, to the exporter (which sends them after)
+            sys.stderr.flush()
+            os._exit(0)
+    return 0
+
+
+def _stop_on_signals(task: asyncio.Task[Any] | None) -> list[int]:
+    """Cancel ``task`` on SIGINT and SIGTERM; the list the signals received are put in."""
+    received: list[int] = []
+    loop = asyncio.get_running_loop()
+
+    def stop(number: int) -> None:
+        received.append(number)
+        if task is not None:
+            task.cancel()
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, stop, number)
+    return received
+
+
+class StaticToken:
+    """The SDK's token verifier for the one bearer token printed at start (compared in constant time)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    async def verify_token(self, token: str) -> Any:
+        from mcp.server.auth.provider import AccessToken
+
+        if not hmac.compare_digest(token.encode(), self.token.encode()):
+            return None
+        return AccessToken(token=token, client_id="ditto-tui-gateway", scopes=[])
+
+
+def http_app(server: Any, token: str, host: str, port: int) -> Any:
+    """The streamable HTTP app: the SDK's session manager behind its DNS-rebinding protection (the bound
+    host and port only) and its bearer authentication (the printed token)."""
+    from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+    from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.authentication import AuthenticationMiddleware
+    from starlette.routing import Route
+
+    names = [host, "localhost"] if host == "127.0.0.1" else [host]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:{port}" for name in names],
+        allowed_origins=[f"http://{name}:{port}" for name in names],
+    )
+    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+    endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(manager), [], None)
+    return Starlette(
+        routes=[Route(HTTP_PATH, endpoint=endpoint)],
+        middleware=[
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StaticToken(token))),
+            Middleware(AuthContextMiddleware),
+        ],
+        lifespan=lambda _app: manager.run(),
+    )
+
+
+def bound_socket(host: str, port: int) -> socket.socket:
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise ValidationError(
+            f"--http binds loopback only (127.0.0.1): {host!r} would let other machines call your tools"
+        )
+    family = socket.AF_INET6 if host == "::1" else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1" if host == "localhost" else host, port))
+    except OSError as exc:
+        sock.close()
+        raise ValidationError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve_http(
+    config: RuntimeConfig,
+    workspace: Path,
+    host: str,
+    port: int,
+    servers: Sequence[str] = (),
+    out: TextIO = sys.stdout,
+    token: str | None = None,
+    mode: Mode = "ask",
+) -> int:
+    """Serve clients over streamable HTTP on ``host:port`` (loopback) until interrupted."""
+    import uvicorn
+
+    sock = bound_socket(host, port)
+    port = sock.getsockname()[1]
+    token = token or secrets.token_urlsafe(32)
+    async with open_gateway(config, workspace, servers, mode) as server:
+        app = http_app(server, token, "127.0.0.1" if host == "localhost" else host, port)
+        url = f"http://{host}:{port}{HTTP_PATH}"
+        print(f"ditto-tui mcp serve: {url}", file=out)
+        print(f"token: {token}", file=out)
+        print(f"clients send it as the header  Authorization: Bearer {token}", file=out)
+        out.flush()
+        served = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        try:
+            await served.serve(sockets=[sock])
+        except asyncio.CancelledError:
+            served.should_exit = True
+    return 0
