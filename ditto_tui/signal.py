@@ -79,21 +79,62 @@ class CancelSignal:
 
         :meth:`cancel` wakes waiters at once. A call cancelled through its task (the caller's task was
         cancelled) is noticed within ``TASK_POLL_SECONDS``: handlers run in the caller's task, so that
-        task learns of the cancellation before the runtime can set the signal.
+        task learns of the cancellation before the runtime can set the signal. One poller of the loop
+        looks at every such waiter each tick, so a thousand calls waiting cost one wake-up, not a
+        thousand.
         """
         if self._event is None:
             self._event = asyncio.Event()
         while not self.cancelled:
+            if self._reason is None:
+                self._event.clear()  # set by the poller for a task's cancellation that was withdrawn
             if not self._bound():
                 await self._event.wait()
                 return
+            poller = _Poller.of(asyncio.get_running_loop())
+            poller.watch(self)
             try:
-                async with asyncio.timeout(TASK_POLL_SECONDS):
-                    await self._event.wait()
-            except TimeoutError:
-                continue
+                await self._event.wait()
+            finally:
+                poller.unwatch(self)
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`asyncio.CancelledError` when the signal is cancelled."""
         if self.cancelled:
             raise asyncio.CancelledError(self._reason or "cancelled")
+
+
+class _Poller:
+    """Wakes, every ``TASK_POLL_SECONDS`` while any wait, the waiters whose signal's task is cancelled."""
+
+    _of_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Poller] = weakref.WeakKeyDictionary()
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._waiting: dict[CancelSignal, int] = {}
+        self._timer: asyncio.TimerHandle | None = None
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> _Poller:
+        poller = cls._of_loop.get(loop)
+        if poller is None:
+            poller = cls._of_loop[loop] = cls(loop)
+        return poller
+
+    def watch(self, signal: CancelSignal) -> None:
+        self._waiting[signal] = self._waiting.get(signal, 0) + 1
+        if self._timer is None:
+            self._timer = self._loop.call_later(TASK_POLL_SECONDS, self._tick)
+
+    def unwatch(self, signal: CancelSignal) -> None:
+        count = self._waiting.pop(signal, 0) - 1
+        if count > 0:
+            self._waiting[signal] = count
+
+    def _tick(self) -> None:
+        self._timer = None
+        for signal in list(self._waiting):
+            if signal._event is not None and signal.cancelled:
+                signal._event.set()
+        if self._waiting:
+            self._timer = self._loop.call_later(TASK_POLL_SECONDS, self._tick)

@@ -19,6 +19,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from temporalio.api.workflow.v1 import WorkflowExecutionInfo
+from temporalio.api.workflowservice.v1 import ListWorkflowExecutionsRequest
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -27,7 +29,7 @@ from temporalio.client import (
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
-from temporalio.converter import DataConverter
+from temporalio.converter import DataConverter, WorkflowSerializationContext
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from ditto_tui.errors import DittoError, ValidationError
@@ -57,6 +59,7 @@ UPDATE_WAIT_SECONDS = 3.0
 """How long a decision waits for a worker to take it before it is queued for the next one."""
 _POLL_SECONDS = 0.05
 _KNOWN_KEPT = 20_000
+_PAGE = 1000
 
 
 def data_converter(key: bytes | None = None) -> DataConverter:
@@ -91,6 +94,8 @@ class TemporalRunHost:
         self.update_wait = update_wait
         self._started: list[str] = []
         self._known: dict[str, PendingRequest] = {}
+        self._memos: dict[str, tuple[bytes, Mapping[str, Any]]] = {}
+        """Each run's memo as last listed, raw and decoded: a poll decodes only the memos that changed."""
         """Requests already read from a memo, by id: an inbox polled again decodes only the new ones."""
 
     @property
@@ -166,13 +171,13 @@ class TemporalRunHost:
         await self.connected()
         try:
             query = f"WorkflowType = '{WORKFLOW}'" + (" AND ExecutionStatus = 'Running'" if running else "")
-            async for execution in self.client.list_workflows(query, page_size=1000):
-                memo = await execution.memo()
+            async for info in self._executions(query):
+                memo = await self._memo(info)
                 if any(is_foreign(value) for value in memo.values()):
                     continue  # another key's run: nothing of it is readable, nor shown
-                listed.append(
-                    (execution.id, memo, _status(execution.status, memo), execution.start_time.timestamp())
-                )
+                status = WorkflowExecutionStatus(info.status) if info.status else None
+                started = info.start_time.seconds + info.start_time.nanos / 1e9
+                listed.append((info.execution.workflow_id, memo, _status(status, memo), started))
         except RPCError as exc:
             if exc.status != RPCStatusCode.UNIMPLEMENTED:
                 raise
@@ -186,6 +191,42 @@ class TemporalRunHost:
                 )
         listed.sort(key=lambda item: item[3])
         return listed
+
+    async def _executions(self, query: str) -> AsyncIterator[WorkflowExecutionInfo]:
+        """The workflows ``query`` matches, as the server lists them: the client's ``list_workflows``
+        without building a ``WorkflowExecution`` of each (its search attributes decoded, its times made
+        datetimes), which for an app polling a thousand runs was most of each poll, on its loop."""
+        token = b""
+        while True:
+            page = await self.client.workflow_service.list_workflow_executions(
+                ListWorkflowExecutionsRequest(
+                    namespace=self.client.namespace, page_size=_PAGE, next_page_token=token, query=query
+                ),
+                retry=True,
+            )
+            for info in page.executions:
+                yield info
+            token = page.next_page_token
+            if not token:
+                return
+
+    async def _memo(self, info: WorkflowExecutionInfo) -> Mapping[str, Any]:
+        """The run's memo, decoded (and decrypted) only when it changed since it was last read."""
+        run_id = info.execution.workflow_id
+        raw = info.memo.SerializeToString(deterministic=True)
+        kept = self._memos.get(run_id)
+        if kept is not None and kept[0] == raw:
+            return kept[1]
+        converter = self.client.data_converter.with_context(
+            WorkflowSerializationContext(namespace=self.client.namespace, workflow_id=run_id)
+        )
+        memo = {key: (await converter.decode([value]))[0] for key, value in info.memo.fields.items()}
+        self._memos.pop(run_id, None)
+        self._memos[run_id] = (raw, memo)
+        while len(self._memos) > _KNOWN_KEPT:
+            self._memos.pop(next(iter(self._memos)))
+        await asyncio.sleep(0)  # a thousand new memos are decoded with the app's keys served between
+        return memo
 
     async def pending(self) -> list[PendingRequest]:
         waiting = [
