@@ -332,6 +332,40 @@ class McpServerConfig(ConfigModel):
 ServerName = Annotated[str, pydantic.StringConstraints(min_length=1), AfterValidator(_server_name)]
 
 
+class GatewayOAuthConfig(ConfigModel):
+    """OAuth for ``mcp serve --http``, in place of the printed bearer token: the gateway is a resource
+    server of ``issuer`` (named in its protected resource metadata, so a client signs in there) and
+    checks each new access token at the authorization server's RFC 7662 ``introspectionEndpoint``: it
+    must be active, issued for the gateway's URL (its ``aud``), by ``issuer``, with every one of
+    ``scopes``. ``clientId`` and ``clientSecret`` (best as ``${VAR}``) are the gateway's own credentials
+    for the introspection endpoint, when it asks for them. Both addresses are https, or loopback http.
+    """
+
+    issuer: HttpUrl = Field(description="The authorization server that issues the tokens.")
+    introspection_endpoint: HttpUrl = Field(description="Its token introspection endpoint (RFC 7662).")
+    scopes: tuple[NonEmpty, ...] = Field(default=(), description="Scopes every token must carry.")
+    client_id: NonEmpty | None = Field(default=None, description="The gateway's client ID there.")
+    client_secret: EnvText | None = Field(default=None, repr=False, description="Its secret (use ${VAR}).")
+
+    @model_validator(mode="after")
+    def _secure(self) -> Self:
+        for name, url in (("issuer", self.issuer), ("introspectionEndpoint", self.introspection_endpoint)):
+            parts = urllib.parse.urlsplit(url)
+            if parts.scheme != "https" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+                raise ValueError(f"{name} must be https (or http on loopback): tokens cross it")
+        if self.client_secret is not None and self.client_id is None:
+            raise ValueError("clientSecret needs clientId")
+        return self
+
+
+class GatewayConfig(ConfigModel):
+    """``ditto-tui mcp serve``: how HTTP clients prove who they are (the printed token, or OAuth)."""
+
+    oauth: GatewayOAuthConfig | None = Field(
+        default=None, description="OAuth through an authorization server instead of the printed token."
+    )
+
+
 class McpConfig(ConfigModel):
     """MCP servers to connect, and the discovery budget of the registry."""
 
@@ -348,6 +382,9 @@ class McpConfig(ConfigModel):
     elicitation: Literal["decline", "cancel"] = Field(
         default="decline",
         description="A server's elicitation request when no person answers (headless, automatic approver).",
+    )
+    gateway: GatewayConfig = Field(
+        default_factory=GatewayConfig, description="The gateway (mcp serve) and the clients it lets in."
     )
 
     def enabled_servers(self) -> dict[str, dict[str, Any]]:

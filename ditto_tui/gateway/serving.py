@@ -15,11 +15,12 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ditto_tui.config import RuntimeConfig
+from ditto_tui.config import GatewayOAuthConfig, RuntimeConfig
 from ditto_tui.errors import ValidationError
 from ditto_tui.gateway.core import ClientApprover, Gateway, GatewayInbox
 from ditto_tui.headless import report_servers
 from ditto_tui.runs import open_run_host
+from ditto_tui.sanitize import escape_controls
 from ditto_tui.session import open_runtime
 from ditto_tui.supervise.modes import Mode
 from ditto_tui.telemetry import flush_tracing, temporal_interceptors
@@ -141,13 +142,18 @@ class StaticToken:
         return AccessToken(token=token, client_id="ditto-tui-gateway", scopes=[])
 
 
-def http_app(server: Any, token: str, host: str, port: int) -> Any:
+def http_app(
+    server: Any, verifier: Any, host: str, port: int, oauth: GatewayOAuthConfig | None = None
+) -> Any:
     """The streamable HTTP app: the SDK's session manager behind its DNS-rebinding protection (the bound
-    host and port only) and its bearer authentication (the printed token)."""
+    host and port only) and its bearer authentication (``verifier``: the printed token, or with
+    ``oauth`` the authorization server's word, the SDK's protected resource metadata served beside)."""
     from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
     from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+    from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
+    from pydantic import AnyHttpUrl
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.authentication import AuthenticationMiddleware
@@ -160,15 +166,33 @@ def http_app(server: Any, token: str, host: str, port: int) -> Any:
         allowed_origins=[f"http://{name}:{port}" for name in names],
     )
     manager = StreamableHTTPSessionManager(app=server, security_settings=security)
-    endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(manager), [], None)
+    resource = AnyHttpUrl(resource_url(host, port))
+    routes: list[Any] = []
+    scopes: list[str] = []
+    metadata = None
+    backend = BearerAuthBackend(verifier)
+    if oauth is not None:
+        scopes = list(oauth.scopes)
+        metadata = build_resource_metadata_url(resource)
+        issuer: Any = oauth.issuer  # as written: the metadata keeps a path-less issuer path-less (RFC 8414)
+        routes += create_protected_resource_routes(
+            resource, [issuer], scopes_supported=scopes or None, resource_name="ditto-tui"
+        )
+        backend = BearerAuthBackend(verifier, resource_server_url=resource)
+    endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(manager), scopes, metadata)
     return Starlette(
-        routes=[Route(HTTP_PATH, endpoint=endpoint)],
+        routes=[Route(HTTP_PATH, endpoint=endpoint), *routes],
         middleware=[
-            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StaticToken(token))),
+            Middleware(AuthenticationMiddleware, backend=backend),
             Middleware(AuthContextMiddleware),
         ],
         lifespan=lambda _app: manager.run(),
     )
+
+
+def resource_url(host: str, port: int) -> str:
+    """The gateway's URL: the resource its OAuth tokens must be issued for."""
+    return f"http://{host}:{port}{HTTP_PATH}"
 
 
 def bound_socket(host: str, port: int) -> socket.socket:
@@ -204,17 +228,34 @@ async def serve_http(
 
     sock = bound_socket(host, port)
     port = sock.getsockname()[1]
-    token = token or secrets.token_urlsafe(32)
-    async with open_gateway(config, workspace, servers, mode) as server:
-        app = http_app(server, token, "127.0.0.1" if host == "localhost" else host, port)
-        url = f"http://{host}:{port}{HTTP_PATH}"
-        print(f"ditto-tui mcp serve: {url}", file=out)
-        print(f"token: {token}", file=out)
-        print(f"clients send it as the header  Authorization: Bearer {token}", file=out)
-        out.flush()
-        served = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-        try:
-            await served.serve(sockets=[sock])
-        except asyncio.CancelledError:
-            served.should_exit = True
+    bound = "127.0.0.1" if host == "localhost" else host
+    oauth = config.mcp.gateway.oauth
+    verifier: Any
+    if oauth is None:
+        token = token or secrets.token_urlsafe(32)
+        verifier = StaticToken(token)
+    else:
+        from ditto_tui.gateway.oauth import IntrospectedTokens
+
+        verifier = IntrospectedTokens(oauth, resource_url(bound, port))
+    try:
+        async with open_gateway(config, workspace, servers, mode) as server:
+            app = http_app(server, verifier, bound, port, oauth)
+            print(f"ditto-tui mcp serve: http://{host}:{port}{HTTP_PATH}", file=out)
+            if oauth is None:
+                print(f"token: {token}", file=out)
+                print(f"clients send it as the header  Authorization: Bearer {token}", file=out)
+            else:
+                needs = f", with the scopes {' '.join(oauth.scopes)}" if oauth.scopes else ""
+                print(f"oauth: clients sign in at {escape_controls(oauth.issuer)}{needs}", file=out)
+                print(f"tokens are checked at {escape_controls(oauth.introspection_endpoint)}", file=out)
+            out.flush()
+            served = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+            try:
+                await served.serve(sockets=[sock])
+            except asyncio.CancelledError:
+                served.should_exit = True
+    finally:
+        if oauth is not None:
+            await verifier.close()
     return 0

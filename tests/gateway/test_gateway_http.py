@@ -45,6 +45,8 @@ class Served:
     url: str
     token: str
     workspace: Path
+    printed: str = ""
+    """What it printed at start (its address, and the token or where clients sign in)."""
 
     @property
     def authority(self) -> str:
@@ -52,9 +54,10 @@ class Served:
 
 
 @contextlib.contextmanager
-def http_gateway(base: Path, *options: str) -> Iterator[Served]:
+def http_gateway(base: Path, *options: str, oauth: bool = False) -> Iterator[Served]:
     """``ditto-tui [options] mcp serve --http 127.0.0.1:0`` on ``base/project``, in ``base/home``, until
-    the block ends (its stderr in ``base/stderr.log``)."""
+    the block ends (its stderr in ``base/stderr.log``); ``oauth``: its config signs clients in with OAuth,
+    so it prints where instead of a token."""
     workspace = base / "project"
     workspace.mkdir(exist_ok=True)
     env = {**os.environ, "DITTO_TUI_HOME": str(base / "home")}
@@ -70,12 +73,12 @@ def http_gateway(base: Path, *options: str) -> Iterator[Served]:
         )
     assert process.stdout is not None
     try:
-        lines = [process.stdout.readline(), process.stdout.readline()]  # '' if it ended
+        lines = [process.stdout.readline() for _ in range(3)]  # '' if it ended
         address = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", lines[0])
-        token = re.search(r"token: (\S+)", lines[1])
+        token = re.search(r"oauth: clients sign in at (\S+)" if oauth else r"token: (\S+)", lines[1])
         if address is None or token is None:
             pytest.fail(f"mcp serve --http printed no address and token: {lines!r}")
-        yield Served(process, address.group(1), token.group(1), workspace)
+        yield Served(process, address.group(1), "" if oauth else token.group(1), workspace, "".join(lines))
     finally:
         process.terminate()
         try:

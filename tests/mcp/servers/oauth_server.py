@@ -1,13 +1,14 @@
 """An OAuth-protected MCP server (MCPServer with the SDK's authorization server) on streamable HTTP.
 
     python oauth_server.py --port PORT [--expires SECONDS] [--refreshed-expires SECONDS]
-                           [--scopes "mcp read"] [--no-refresh] [--deny]
+                           [--scopes "mcp read"] [--no-refresh] [--deny] [--introspection-client ID:SECRET]
 
 One process is both the resource server (``/mcp``, protected resource metadata under
 ``/.well-known/oauth-protected-resource/mcp``) and an in-memory authorization server on the same origin:
 metadata, dynamic client registration (``/register``), ``/authorize`` that redirects at once to the
 client's ``redirect_uri`` with a code and the state (no login page; ``--deny`` redirects with
-``error=access_denied`` instead), and ``/token`` where the SDK checks the PKCE verifier. Access tokens
+``error=access_denied`` instead), ``/token`` where the SDK checks the PKCE verifier, and ``/introspect``
+(RFC 7662) for another resource server, a token's ``aud`` the resource it was asked for. Access tokens
 last ``--expires`` seconds (those issued for a refresh token ``--refreshed-expires``, by default the
 same) and come with a refresh token (rotated on each refresh) unless
 ``--no-refresh``. Tools: ``whoami`` (the client id of the caller's token) and ``echo``.
@@ -21,6 +22,7 @@ shows up anywhere else.
 from __future__ import annotations
 
 import argparse
+import base64
 import math
 import secrets
 import sys
@@ -38,6 +40,8 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 CODE_SECONDS = 300
 
@@ -63,6 +67,7 @@ class MemoryAuthorizationServer(
         # truncated one would make a one-second token live anywhere from no time to a second.
         self.deadlines: dict[str, float] = {}
         self.refreshes: dict[str, RefreshToken] = {}
+        self.resources: dict[str, str | None] = {}  # each access or refresh token's RFC 8707 resource
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -100,7 +105,9 @@ class MemoryAuthorizationServer(
         self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
     ) -> OAuthToken:
         del self.codes[authorization_code.code]
-        return self._issue("authorization_code", client.client_id, authorization_code.scopes)
+        return self._issue(
+            "authorization_code", client.client_id, authorization_code.scopes, authorization_code.resource
+        )
 
     async def load_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: str
@@ -111,7 +118,8 @@ class MemoryAuthorizationServer(
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
     ) -> OAuthToken:
         del self.refreshes[refresh_token.token]
-        return self._issue("refresh_token", client.client_id, scopes)
+        resource = self.resources.pop(refresh_token.token, None)
+        return self._issue("refresh_token", client.client_id, scopes, resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         access = self.access.get(token)
@@ -126,8 +134,9 @@ class MemoryAuthorizationServer(
         self.refreshes.pop(token.token, None)
         note(f"revoked client_id={token.client_id}")
 
-    def _issue(self, grant: str, client_id: str, scopes: list[str]) -> OAuthToken:
+    def _issue(self, grant: str, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
         access = secrets.token_urlsafe(32)
+        self.resources[access] = resource
         lifetime = self.refreshed_expires if grant == "refresh_token" else self.expires
         deadline = time.time() + lifetime
         self.deadlines[access] = deadline
@@ -138,7 +147,11 @@ class MemoryAuthorizationServer(
         refresh = secrets.token_urlsafe(32) if self.refresh else None
         if refresh is not None:
             self.refreshes[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes)
-        note(f"issued grant={grant} client_id={client_id} access_token={access} refresh_token={refresh}")
+            self.resources[refresh] = resource
+        note(
+            f"issued grant={grant} client_id={client_id} resource={resource} access_token={access} "
+            f"refresh_token={refresh}"
+        )
         return OAuthToken(
             access_token=access,
             token_type="Bearer",
@@ -169,6 +182,31 @@ def build(args: argparse.Namespace) -> MCPServer:
     )
     server = MCPServer("oauth", log_level="ERROR", auth_server_provider=provider, auth=auth)
 
+    @server.custom_route("/introspect", methods=["POST"])  # type: ignore[untyped-decorator]
+    async def introspect(request: Request) -> Response:
+        """RFC 7662 for a resource server of this authorization server (``--introspection-client``: it
+        must authenticate with that client's credentials, HTTP basic)."""
+        if args.introspection_client is not None:
+            expected = "Basic " + base64.b64encode(args.introspection_client.encode()).decode()
+            if request.headers.get("authorization") != expected:
+                note("introspection refused: not the resource server")
+                return JSONResponse({"error": "invalid_client"}, status_code=401)
+        token = str((await request.form()).get("token", ""))
+        access = await provider.load_access_token(token)
+        if access is None:
+            note("introspected active=false")
+            return JSONResponse({"active": False})
+        note(f"introspected active=true client_id={access.client_id}")
+        answer = {
+            "active": True,
+            "client_id": access.client_id,
+            "scope": " ".join(access.scopes),
+            "exp": access.expires_at,
+            "iss": origin,
+            "aud": provider.resources.get(token),
+        }
+        return JSONResponse({key: value for key, value in answer.items() if value is not None})
+
     @server.tool()
     def whoami() -> str:
         """The client id the caller's access token was issued to."""
@@ -197,6 +235,9 @@ def main() -> None:
     parser.add_argument("--scopes", default="mcp", help="the scopes it requires (space-separated)")
     parser.add_argument("--no-refresh", action="store_true", help="issue no refresh tokens")
     parser.add_argument("--deny", action="store_true", help="/authorize refuses (error=access_denied)")
+    parser.add_argument(
+        "--introspection-client", metavar="ID:SECRET", help="/introspect asks for these credentials"
+    )
     args = parser.parse_args()
     build(args).run("streamable-http", host="127.0.0.1", port=args.port)
 
