@@ -236,6 +236,10 @@ class InteractionConfig(ConfigModel):
 McpServerType = Literal["stdio", "http", "streamable-http", "sse"]
 McpLogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 """The MCP logging levels (RFC 5424 severities), least severe first."""
+_OwnLogLevel = Annotated[McpLogLevel, "ditto-tui's MCP logging levels"]
+""":data:`McpLogLevel` kept apart from equal ``Literal`` types of other packages: typing caches
+``Literal[...] | None`` by equality, which ignores the order, so the MCP SDK's alphabetical list of the
+same levels, imported first, would otherwise be the one an error names."""
 
 
 class McpAuthConfig(ConfigModel):
@@ -284,7 +288,7 @@ class McpServerConfig(ConfigModel):
     headers: dict[str, EnvText] = Field(default_factory=dict, repr=False, description="HTTP headers to send.")
     disabled: bool = Field(default=False, description="Keep the entry but do not start it.")
     timeout: Seconds | None = Field(default=None, description="Per-call timeout in seconds for this server.")
-    log_level: McpLogLevel | None = Field(
+    log_level: _OwnLogLevel | None = Field(
         default=None, description="Ask the server for log messages of this level and above once connected."
     )
     auth: McpAuthConfig | None = Field(default=None, description="OAuth sign-in (HTTP servers).")

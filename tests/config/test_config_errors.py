@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +190,18 @@ def test_alias_bombs_are_bounded(tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="more than 100000 values"):
         load_runtime_config_file(path, {})
+
+
+def test_the_log_levels_are_named_in_their_order_when_the_mcp_sdk_was_imported_first() -> None:
+    """The MCP SDK defines the same levels alphabetically; typing caches ``Literal[...] | None`` by an
+    equality that ignores order, so a process that imported the SDK first still names them in order."""
+    script = (
+        "import mcp\n"
+        "from tests.config.test_config_errors import config_error\n"
+        "print(config_error({'mcp': {'servers': {'files': {'command': 'x', 'logLevel': 'loud'}}}}))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.startswith("mcp.servers.files.logLevel: must be one of 'debug', 'info'"), done.stderr
