@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 from ditto_tui.config import GatewayOAuthConfig
 from ditto_tui.gateway import oauth
 from ditto_tui.gateway.oauth import IntrospectedTokens
+from tests.loopback import serving
 
 RESOURCE = "http://127.0.0.1:8766/mcp"
 
@@ -53,15 +53,9 @@ def endpoint() -> Iterator[Endpoint]:
         def log_message(self, *_args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as origin:
+        state.url = origin
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _tokens(at: Endpoint, **extra: Any) -> IntrospectedTokens:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -17,6 +16,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from tests.loopback import serving
 
 
 def _value(value: AnyValue) -> Any:
@@ -106,7 +107,7 @@ def _decode(body: bytes, into: Receiver) -> None:
 @contextlib.contextmanager
 def otlp_receiver() -> Iterator[Receiver]:
     """A receiver on a free port of 127.0.0.1 for the ``with`` block; its ``url`` is the endpoint."""
-    received: Receiver
+    received = Receiver(url="")
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -125,12 +126,6 @@ def otlp_receiver() -> Iterator[Receiver]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    received = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as origin:
+        received.url = origin
         yield received
-    finally:
-        server.shutdown()
-        server.server_close()
