@@ -35,7 +35,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     transport.add_argument(
         "--http",
         metavar="127.0.0.1:PORT",
-        help="over streamable HTTP on loopback, at /mcp, with the bearer token printed at start",
+        help="over streamable HTTP on loopback, at /mcp, with the bearer token printed at start (or, with "
+        "mcp.gateway.oauth in the config, the tokens of that authorization server)",
     )
     serve.add_argument("--servers", metavar="NAME,...", help="front only these servers of mcp.servers")
     config = commands.add_parser(
