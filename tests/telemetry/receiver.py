@@ -7,6 +7,7 @@ import contextlib
 import gzip
 import time
 from collections.abc import Callable, Iterator
+from concurrent import futures
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -129,3 +130,29 @@ def otlp_receiver() -> Iterator[Receiver]:
     with serving(Handler) as origin:
         received.url = origin
         yield received
+
+
+@contextlib.contextmanager
+def otlp_grpc_receiver() -> Iterator[Receiver]:
+    """The same receiver over OTLP/gRPC (the collector's ``TraceService``) on a free port of 127.0.0.1;
+    its ``url`` is the endpoint and ``headers`` each call's metadata."""
+    import grpc  # type: ignore[import-untyped]
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+    received = Receiver(url="")
+
+    class Service(trace_service_pb2_grpc.TraceServiceServicer):
+        def Export(self, request: Any, context: Any) -> ExportTraceServiceResponse:  # noqa: N802 - gRPC's
+            received.headers.append({key.lower(): value for key, value in context.invocation_metadata()})
+            _decode(request.SerializeToString(), received)
+            return ExportTraceServiceResponse()
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Service(), server)  # type: ignore[no-untyped-call]
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    received.url = f"http://127.0.0.1:{port}"
+    try:
+        yield received
+    finally:
+        server.stop(grace=None)

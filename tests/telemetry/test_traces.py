@@ -28,7 +28,7 @@ from ditto_tui.session import open_runtime
 from ditto_tui.supervise import ApprovalDecision, Inbox
 from ditto_tui.supervise.inbox import InboxRequest
 from ditto_tui.telemetry import flush_tracing, run_tracer, trace_settings
-from tests.telemetry.receiver import ReceivedSpan, otlp_receiver
+from tests.telemetry.receiver import ReceivedSpan, otlp_grpc_receiver, otlp_receiver
 
 GRAPH = Path(__file__).resolve().parents[2] / "graphs" / "write_note.py"
 SECRET = "planted-secret-value-7c41"
@@ -104,9 +104,13 @@ def _program(text: str = "x\n") -> Program:
     )
 
 
-def _config(root: Path, endpoint: str, *, capture: bool = False) -> RuntimeConfig:
+def _config(
+    root: Path, endpoint: str, *, capture: bool = False, protocol: str | None = None
+) -> RuntimeConfig:
     demo = json.dumps(demo_server_entry(root / "notes"))
     text = CONFIG.format(demo=demo, endpoint=endpoint, capture=str(capture).lower())
+    if protocol is not None:
+        text = text.replace("otel:\n", f"otel:\n  protocol: {protocol}\n")
     return parse_config_text(text, {"OTEL_TEST_TOKEN": SECRET}, name=str(root / "ditto.yaml"), workspace=root)
 
 
@@ -347,3 +351,25 @@ def test_a_run_whose_loop_ends_before_the_first_write_is_still_exported_at_close
         tracer.close()
         received.wait_for("invoke_agent")
     assert _only(received.named("invoke_agent")).name == "invoke_agent quick"
+
+
+async def test_over_grpc_the_same_run_is_the_same_trace_with_the_configured_headers(root: Path) -> None:
+    """``otel.protocol: grpc`` exports through the collector's gRPC service: the same tree of spans (the
+    run, its model turn, its four calls, the person's two answers), the headers sent as call metadata
+    with the ``${VAR}`` value, and that value in no span."""
+    with otlp_grpc_receiver() as received:
+        config = _config(root, received.url, protocol="grpc")
+        settings = trace_settings(config, {})
+        assert settings is not None and settings.protocol == "grpc"
+        await _traced_run(root, config)
+    run = _only(received.named("invoke_agent"))
+    assert run.name == "invoke_agent traced" and run.parent_id == ""
+    assert _only(received.named("chat")).parent_id == run.span_id
+    tools = {span.attributes["gen_ai.tool.call.id"]: span for span in received.named("execute_tool")}
+    assert sorted(tools) == ["m-1", "w-0", "w-1", "w-2"]
+    assert all(span.parent_id == run.span_id for span in tools.values())
+    approvals = {span.attributes["gen_ai.tool.call.id"] for span in received.named("ditto.approval")}
+    assert approvals == {"w-0", "w-1"}
+    assert {span.trace_id for span in received.spans} == {run.trace_id}
+    assert received.headers and all(h.get("authorization") == f"Bearer {SECRET}" for h in received.headers)
+    assert SECRET not in " ".join(text for span in received.spans for text in span.texts())
