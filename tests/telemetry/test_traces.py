@@ -373,3 +373,39 @@ async def test_over_grpc_the_same_run_is_the_same_trace_with_the_configured_head
     assert {span.trace_id for span in received.spans} == {run.trace_id}
     assert received.headers and all(h.get("authorization") == f"Bearer {SECRET}" for h in received.headers)
     assert SECRET not in " ".join(text for span in received.spans for text in span.texts())
+
+
+@pytest.mark.parametrize("sampling", [0.0, 0.5])
+async def test_sampling_keeps_a_share_of_the_runs_each_whole(root: Path, sampling: float) -> None:
+    """``otel.sampling`` below 1 keeps that share of the runs (by trace), each with all of its spans: no
+    node span of a run left out is ever exported on its own. At 0 nothing is exported, and the runs
+    still run."""
+    from ditto_tui.runtime import create_ditto, define_worker
+    from ditto_tui.telemetry import TraceSettings
+    from ditto_tui.telemetry.feed import RunTracer
+
+    async def step(input: Any, context: Any) -> Any:
+        return input
+
+    runs = 40
+    with otlp_receiver() as received:
+        tracer = RunTracer(TraceSettings(endpoint=f"{received.url}/v1/traces", sampling=sampling), root)
+        runtime = create_ditto(workers=[define_worker(type="T", nodes={"T.STEP": step})])
+        tracer.attach(runtime)
+        plan = graph("sampled").node("first", "T.STEP", [], _given(1)).node("second", "T.STEP", ["first"])
+        async with runtime:
+            outputs = [await runtime.run(plan, None) for _ in range(runs)]
+        counts = tracer.flush(10.0)
+        tracer.close()
+    assert counts is not None and counts["failed"] == 0
+    assert all({"first", "second"} <= set(output) for output in outputs)
+    roots = received.named("invoke_agent")
+    if sampling == 0.0:
+        assert received.spans == []
+        return
+    assert runs * 0.2 <= len(roots) <= runs * 0.8  # binomial(40, 0.5): outside this once in ~10^5
+    kept = {span.trace_id for span in roots}
+    assert {span.trace_id for span in received.spans} == kept  # no span of a run left out
+    for trace_id in kept:
+        nodes = {s.attributes.get("ditto.node.id") for s in received.spans if s.trace_id == trace_id}
+        assert {"first", "second"} <= nodes
