@@ -105,12 +105,14 @@ class CancelSignal:
 
 
 class _Poller:
-    """Wakes, every ``TASK_POLL_SECONDS`` while any wait, the waiters whose signal's task is cancelled."""
+    """Wakes, every ``TASK_POLL_SECONDS`` while any wait, the waiters whose signal's task is cancelled.
+
+    One per loop, kept by the loop only weakly: the poller holds no reference to its loop but its timer,
+    which it drops when the last waiter leaves, so a loop that is gone takes its poller with it."""
 
     _of_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Poller] = weakref.WeakKeyDictionary()
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+    def __init__(self) -> None:
         self._waiting: dict[CancelSignal, int] = {}
         self._timer: asyncio.TimerHandle | None = None
 
@@ -118,18 +120,21 @@ class _Poller:
     def of(cls, loop: asyncio.AbstractEventLoop) -> _Poller:
         poller = cls._of_loop.get(loop)
         if poller is None:
-            poller = cls._of_loop[loop] = cls(loop)
+            poller = cls._of_loop[loop] = cls()
         return poller
 
     def watch(self, signal: CancelSignal) -> None:
         self._waiting[signal] = self._waiting.get(signal, 0) + 1
         if self._timer is None:
-            self._timer = self._loop.call_later(TASK_POLL_SECONDS, self._tick)
+            self._timer = asyncio.get_running_loop().call_later(TASK_POLL_SECONDS, self._tick)
 
     def unwatch(self, signal: CancelSignal) -> None:
         count = self._waiting.pop(signal, 0) - 1
         if count > 0:
             self._waiting[signal] = count
+        elif not self._waiting and self._timer is not None:
+            self._timer.cancel()  # nobody waits: no tick, and no handle holding the loop
+            self._timer = None
 
     def _tick(self) -> None:
         self._timer = None
@@ -137,4 +142,4 @@ class _Poller:
             if signal._event is not None and signal.cancelled:
                 signal._event.set()
         if self._waiting:
-            self._timer = self._loop.call_later(TASK_POLL_SECONDS, self._tick)
+            self._timer = asyncio.get_running_loop().call_later(TASK_POLL_SECONDS, self._tick)

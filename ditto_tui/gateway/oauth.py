@@ -3,17 +3,19 @@
 With ``mcp.gateway.oauth`` in the config, ``mcp serve --http`` prints no token: it serves its protected
 resource metadata (RFC 9728, the SDK's routes), so a client that gets a 401 learns where to sign in, and
 it asks the authorization server's introspection endpoint (RFC 7662) about each access token it has not
-seen yet. A token is let in only when the answer says it is active, unexpired, issued by the configured
-issuer and for this gateway's URL (its audience, RFC 8707), and then only with every required scope
-(else 403, the SDK's check); anything else (a
-refusal, an error, a slow or oversized answer) lets nothing in. An answer is kept for a minute at most
-(never past the token's expiry), so a session's requests do not each cost a round trip.
+seen yet. A token is let in only when the answer says it is an active, unexpired access token, of no
+other issuer than the configured one, naming a client or a subject, and issued for this gateway's URL
+(its audience, RFC 8707); then only with every required scope (else 403, the SDK's check). Anything else
+(a refusal, an error, a slow or oversized answer) lets nothing in. An answer is kept for a minute at
+most (never past the token's expiry), so a session's requests do not each cost a round trip.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
+import math
 import time
 from collections import OrderedDict
 from typing import Any
@@ -68,20 +70,23 @@ class IntrospectedTokens:
         if settings.client_id is not None:
             auth = httpx.BasicAuth(settings.client_id, settings.client_secret or "")
         try:
-            async with self._http.stream(
-                "POST",
-                settings.introspection_endpoint,
-                data={"token": token, "token_type_hint": "access_token"},
-                headers={"Accept": "application/json"},
-                auth=auth,
-            ) as response:
+            async with (
+                asyncio.timeout(INTROSPECTION_SECONDS),  # in all: a server dripping bytes is cut off
+                self._http.stream(
+                    "POST",
+                    settings.introspection_endpoint,
+                    data={"token": token, "token_type_hint": "access_token"},
+                    headers={"Accept": "application/json"},
+                    auth=auth,
+                ) as response,
+            ):
                 body = b""
                 async for chunk in response.aiter_bytes():
                     body += chunk
                     if len(body) > MAX_ANSWER_BYTES:
                         logger.warning("token introspection: the answer is over %d bytes", MAX_ANSWER_BYTES)
                         return None
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, TimeoutError) as exc:
             logger.warning("token introspection failed: %s", type(exc).__name__)
             return None
         if response.status_code != 200:
@@ -100,10 +105,17 @@ class IntrospectedTokens:
 
         if fields.get("active") is not True:
             return None
+        if str(fields.get("token_type", "access_token")).lower() not in ("access_token", "bearer"):
+            return None  # a refresh token (or another kind) is no access token, whatever its audience
         expires = fields.get("exp")
-        if expires is not None and (not isinstance(expires, int | float) or expires <= now):
+        if expires is not None and (
+            isinstance(expires, bool)
+            or not isinstance(expires, int | float)
+            or not math.isfinite(expires)
+            or expires <= now
+        ):
             return None
-        issuer = fields.get("iss")
+        issuer = fields.get("iss")  # optional in RFC 7662; when said, it must be ours
         if issuer is not None and str(issuer).rstrip("/") != self.settings.issuer.rstrip("/"):
             logger.warning("token introspection: a token of another issuer was refused")
             return None
@@ -114,14 +126,19 @@ class IntrospectedTokens:
         scope = fields.get("scope")
         scopes = scope.split() if isinstance(scope, str) else []  # the SDK's middleware checks them (403)
         client_id = fields.get("client_id")
+        client_id = client_id if isinstance(client_id, str) and client_id else None
         subject = fields.get("sub")
+        subject = subject if isinstance(subject, str) and subject else None
+        if client_id is None and subject is None:
+            return None  # nobody to tell its sessions from another token's
         return AccessToken(
             token=token,
-            client_id=client_id if isinstance(client_id, str) and client_id else "unknown",
+            client_id=client_id or "",
             scopes=scopes,
             expires_at=int(expires) if expires is not None else None,
             resource=self.resource,
-            subject=subject if isinstance(subject, str) else None,
+            subject=subject,
+            claims={"iss": self.settings.issuer},  # who vouched: part of whose sessions these are
         )
 
     async def close(self) -> None:

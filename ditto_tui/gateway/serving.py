@@ -143,11 +143,18 @@ class StaticToken:
 
 
 def http_app(
-    server: Any, verifier: Any, host: str, port: int, oauth: GatewayOAuthConfig | None = None
+    server: Any,
+    verifier: Any,
+    host: str,
+    port: int,
+    oauth: GatewayOAuthConfig | None = None,
+    resource: str | None = None,
 ) -> Any:
     """The streamable HTTP app: the SDK's session manager behind its DNS-rebinding protection (the bound
     host and port only) and its bearer authentication (``verifier``: the printed token, or with
-    ``oauth`` the authorization server's word, the SDK's protected resource metadata served beside)."""
+    ``oauth`` the authorization server's word for tokens issued for ``resource``, the gateway's URL as
+    clients are given it (by default :func:`resource_url` of ``host``), the SDK's protected resource
+    metadata served beside)."""
     from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
     from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
     from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
@@ -159,26 +166,26 @@ def http_app(
     from starlette.middleware.authentication import AuthenticationMiddleware
     from starlette.routing import Route
 
-    names = [host, "localhost"] if host == "127.0.0.1" else [host]
+    names = [_authority(host), "localhost"] if host == "127.0.0.1" else [_authority(host)]
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{name}:{port}" for name in names],
         allowed_origins=[f"http://{name}:{port}" for name in names],
     )
     manager = StreamableHTTPSessionManager(app=server, security_settings=security)
-    resource = AnyHttpUrl(resource_url(host, port))
     routes: list[Any] = []
     scopes: list[str] = []
     metadata = None
     backend = BearerAuthBackend(verifier)
     if oauth is not None:
+        url = AnyHttpUrl(resource or resource_url(host, port))
         scopes = list(oauth.scopes)
-        metadata = build_resource_metadata_url(resource)
+        metadata = build_resource_metadata_url(url)
         issuer: Any = oauth.issuer  # as written: the metadata keeps a path-less issuer path-less (RFC 8414)
         routes += create_protected_resource_routes(
-            resource, [issuer], scopes_supported=scopes or None, resource_name="ditto-tui"
+            url, [issuer], scopes_supported=scopes or None, resource_name="ditto-tui"
         )
-        backend = BearerAuthBackend(verifier, resource_server_url=resource)
+        backend = BearerAuthBackend(verifier, resource_server_url=url)
     endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(manager), scopes, metadata)
     return Starlette(
         routes=[Route(HTTP_PATH, endpoint=endpoint), *routes],
@@ -191,8 +198,13 @@ def http_app(
 
 
 def resource_url(host: str, port: int) -> str:
-    """The gateway's URL: the resource its OAuth tokens must be issued for."""
-    return f"http://{host}:{port}{HTTP_PATH}"
+    """The gateway's URL as it is printed: the resource its OAuth tokens must be issued for."""
+    return f"http://{_authority(host)}:{port}{HTTP_PATH}"
+
+
+def _authority(host: str) -> str:
+    """``host`` as a URL or a Host header names it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host
 
 
 def bound_socket(host: str, port: int) -> socket.socket:
@@ -237,11 +249,11 @@ async def serve_http(
     else:
         from ditto_tui.gateway.oauth import IntrospectedTokens
 
-        verifier = IntrospectedTokens(oauth, resource_url(bound, port))
+        verifier = IntrospectedTokens(oauth, resource_url(host, port))
     try:
         async with open_gateway(config, workspace, servers, mode) as server:
-            app = http_app(server, verifier, bound, port, oauth)
-            print(f"ditto-tui mcp serve: http://{host}:{port}{HTTP_PATH}", file=out)
+            app = http_app(server, verifier, bound, port, oauth, resource_url(host, port))
+            print(f"ditto-tui mcp serve: {resource_url(host, port)}", file=out)
             if oauth is None:
                 print(f"token: {token}", file=out)
                 print(f"clients send it as the header  Authorization: Bearer {token}", file=out)

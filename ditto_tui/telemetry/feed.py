@@ -185,9 +185,10 @@ class RunTracer:
 
     def _write(self) -> None:
         self._scheduled = False
-        records, self._records = self._records, []
+        records = self._records  # emptied in place: the runtime's subscriber appends to this very list
         if records:
             batch = marshal.dumps(records)  # one frame a turn: cheaper than one a record
+            records.clear()
             self._waiting += _FRAME.pack(len(batch)) + batch
         process = self._start()
         if process is None or process.stdin is None or not self._waiting:

@@ -29,6 +29,7 @@ class Endpoint:
     answer: Any = None
     status: int = 200
     delay: float = 0.0
+    drip: bool = False
     asked: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -48,7 +49,12 @@ def endpoint() -> Iterator[Endpoint]:
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             with contextlib.suppress(OSError):
-                self.wfile.write(body)
+                if not state.drip:
+                    self.wfile.write(body)
+                for index in range(len(body) if state.drip else 0):  # a byte at a time, each in time
+                    self.wfile.write(body[index : index + 1])
+                    self.wfile.flush()
+                    time.sleep(0.05)
 
         def log_message(self, *_args: Any) -> None:
             pass
@@ -100,7 +106,19 @@ async def test_a_vouched_for_token_is_let_in_once_asked_and_kept_no_longer_than_
 
 @pytest.mark.parametrize(
     "case",
-    ["inactive", "expired", "other issuer", "other resource", "no resource", "not json", "error", "list"],
+    [
+        "inactive",
+        "expired",
+        "expiry not a number",
+        "a refresh token",
+        "nobody",
+        "other issuer",
+        "other resource",
+        "no resource",
+        "not json",
+        "error",
+        "list",
+    ],
 )
 async def test_an_answer_that_does_not_vouch_for_the_token_lets_nothing_in(case: str) -> None:
     with endpoint() as at:
@@ -108,6 +126,9 @@ async def test_an_answer_that_does_not_vouch_for_the_token_lets_nothing_in(case:
         at.answer = {
             "inactive": {"active": False},
             "expired": _good(at, exp=int(time.time()) - 5),
+            "expiry not a number": json.dumps(_good(at, exp=float("nan"))).encode(),
+            "a refresh token": _good(at, token_type="refresh_token"),
+            "nobody": _good(at, client_id=None, sub=None),
             "other issuer": _good(at, iss="https://evil.example"),
             "other resource": _good(at, aud="http://127.0.0.1:9999/mcp"),
             "no resource": _good(at, aud=None),
@@ -123,7 +144,7 @@ async def test_an_answer_that_does_not_vouch_for_the_token_lets_nothing_in(case:
         await tokens.close()
 
 
-async def test_a_slow_or_oversized_answer_lets_nothing_in(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_slow_dripping_or_oversized_answer_lets_nothing_in(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(oauth, "INTROSPECTION_SECONDS", 0.3)
     with endpoint() as at:
         tokens = _tokens(at)
@@ -131,7 +152,11 @@ async def test_a_slow_or_oversized_answer_lets_nothing_in(monkeypatch: pytest.Mo
         began = time.monotonic()
         assert await tokens.verify_token("slow") is None
         assert time.monotonic() - began < 1.5
-        at.delay = 0.0
+        at.delay, at.drip = 0.0, True  # each byte comes in time, the whole answer does not
+        began = time.monotonic()
+        assert await tokens.verify_token("dripping") is None
+        assert time.monotonic() - began < 1.5
+        at.drip = False
         at.answer = _good(at, padding="x" * (oauth.MAX_ANSWER_BYTES + 10))
         assert await tokens.verify_token("big") is None
         await tokens.close()
@@ -150,3 +175,12 @@ def test_the_gateways_oauth_addresses_are_https_or_loopback() -> None:
                 "clientSecret": "x",
             }
         )
+
+
+def test_the_resource_is_the_url_clients_are_given() -> None:
+    """Tokens must be issued for the URL the gateway prints: ``localhost`` as given, IPv6 in brackets."""
+    from ditto_tui.gateway.serving import resource_url
+
+    assert resource_url("127.0.0.1", 8766) == "http://127.0.0.1:8766/mcp"
+    assert resource_url("localhost", 8766) == "http://localhost:8766/mcp"
+    assert resource_url("::1", 8766) == "http://[::1]:8766/mcp"

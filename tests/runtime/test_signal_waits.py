@@ -60,3 +60,29 @@ async def test_a_waiter_in_another_task_hears_the_bound_tasks_cancellation_withi
     other.cancel()
     await asyncio.wait_for(bystander, 1.0)
     await asyncio.gather(caller, other, return_exceptions=True)
+
+
+def test_a_loop_that_is_gone_takes_its_poller_with_it() -> None:
+    """Each ``asyncio.run`` has a loop of its own; once it is closed and dropped, nothing of the signal
+    machinery keeps it (a long-lived process runs many)."""
+    import gc
+    import weakref
+
+    from ditto_tui.signal import _Poller
+
+    loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
+
+    async def one_wait() -> None:
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        signal = CancelSignal()
+        signal.bind_task(asyncio.current_task())
+        waiter = asyncio.ensure_future(signal.wait())
+        await asyncio.sleep(TASK_POLL_SECONDS * 2)
+        signal.cancel()
+        await waiter
+
+    for _ in range(3):
+        asyncio.run(one_wait())
+    gc.collect()
+    assert all(loop() is None for loop in loops)
+    assert len(_Poller._of_loop) == 0

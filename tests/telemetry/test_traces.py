@@ -409,3 +409,32 @@ async def test_sampling_keeps_a_share_of_the_runs_each_whole(root: Path, samplin
     for trace_id in kept:
         nodes = {s.attributes.get("ditto.node.id") for s in received.spans if s.trace_id == trace_id}
         assert {"first", "second"} <= nodes
+
+
+async def test_plain_nodes_slower_than_the_write_beat_are_all_exported(root: Path) -> None:
+    """A plain node's record goes on the tracer's queue through the runtime subscriber's fast path; each
+    write to the exporter empties that same queue, so nodes that end after the first write (each slower
+    than ``WRITE_EVERY_SECONDS``) are exported too, every one of them."""
+    from ditto_tui.runtime import create_ditto, define_worker
+    from ditto_tui.telemetry import TraceSettings
+    from ditto_tui.telemetry.feed import WRITE_EVERY_SECONDS, RunTracer
+
+    async def slow(input: Any, context: Any) -> Any:
+        await asyncio.sleep(WRITE_EVERY_SECONDS + 0.02)
+        return input
+
+    with otlp_receiver() as received:
+        tracer = RunTracer(TraceSettings(endpoint=f"{received.url}/v1/traces"), root)
+        runtime = create_ditto(workers=[define_worker(type="T", nodes={"T.SLOW": slow})])
+        tracer.attach(runtime)
+        plan = graph("slow").node("n0", "T.SLOW", [], _given(1))
+        for index in range(1, 5):
+            plan = plan.node(f"n{index}", "T.SLOW", [f"n{index - 1}"])
+        async with runtime:
+            await runtime.run(plan, None)
+        assert tracer.flush(10.0) is not None
+        tracer.close()
+    run = _only(received.named("invoke_agent"))
+    nodes = {str(span.attributes.get("ditto.node.id")): span for span in received.spans if span is not run}
+    assert sorted(nodes) == ["n0", "n1", "n2", "n3", "n4"]
+    assert all(span.parent_id == run.span_id for span in nodes.values())
