@@ -130,6 +130,8 @@ class Gateway:
         self.host: RunHost | None = None
         self._ids = itertools.count(1)
         self._starting = asyncio.Lock()
+        self._listing: dict[str, asyncio.Future[Any]] = {}
+        """A server's discovery under way, shared by the calls and listings that wait for it."""
         self.record_input: Callable[[Any], None] | None = None
         """Puts the next run's input on its record (the journal's ``next_input``)."""
         self.program = Program(
@@ -240,16 +242,11 @@ class Gateway:
         for drift); a server whose listing fails is left out (its status says why)."""
 
         async def listed(server: str) -> list[McpCapability]:
-            known = self.mcp.listed(server) if self.mcp is not None else None
-            if known is None:  # else kept fresh by the server's list_changed, relisted (and checked) then
-                try:
-                    found = await connection.invoke(
-                        {"operation": "discover", "server": server}, f"list-{next(connection.calls)}"
-                    )
-                except Exception as exc:  # one server down does not hide the others
-                    logger.warning("listing %s through the gateway failed: %s", server, exc)
-                    return []
-                known = list(found.capabilities)
+            try:
+                known = await self._known(connection, server)
+            except Exception as exc:  # one server down does not hide the others
+                logger.warning("listing %s through the gateway failed: %s", server, exc)
+                return []
             return [capability for capability in known if capability.unsupported is None]
 
         servers = self.servers()
@@ -259,6 +256,25 @@ class Gateway:
             for server, capabilities in zip(servers, listings, strict=True)
             for capability in capabilities
         ]
+
+    async def _known(self, connection: Connection, server: str) -> list[McpCapability]:
+        """``server``'s tools as it last listed them while that listing holds (kept fresh by its
+        list_changed), else a discovery in the connection's run, checked for drift; calls and listings
+        that need one while it is under way wait for that same one."""
+        known = self.mcp.listed(server) if self.mcp is not None else None
+        if known is not None:
+            return known
+        listing = self._listing.get(server)
+        if listing is None:
+            listing = asyncio.ensure_future(
+                connection.invoke(
+                    {"operation": "discover", "server": server}, f"list-{next(connection.calls)}"
+                )
+            )
+            self._listing[server] = listing
+            listing.add_done_callback(lambda _done: self._listing.pop(server, None))
+        found = await asyncio.shield(listing)
+        return list(found.capabilities)
 
     async def call(
         self,
@@ -274,6 +290,14 @@ class Gateway:
         if routed is None or self.mcp is None:
             raise ValidationError(f"no fronted server offers a tool named {exposed!r}")
         server, name = routed
+        if self.mcp.listed(server) is None:
+            # the gate reads the tool's definition (its annotations, the hints rules match) from the
+            # server's listing: a client that calls before it lists gets the same decision as one that
+            # listed first (without a listing, the rules that need hints cannot match, and it asks)
+            try:
+                await self._known(connection, server)
+            except Exception as exc:
+                logger.warning("listing %s before a call failed: %s", server, exc)
         call_id = f"call-{next(connection.calls)}"
         connection.called += 1
         tap = CallTap(progress)

@@ -224,3 +224,19 @@ def test_x17_a_client_flooding_calls_gets_each_answered_and_gated_and_others_are
     assert waited < 30
     unauthenticated = [post(served, {}) for _ in range(100)]  # a flood without the token: all refused
     assert {response.status_code for response in unauthenticated} == {401}
+
+
+def test_a_read_called_before_any_listing_is_decided_as_one_called_after(tmp_path: Path) -> None:
+    """A fresh gateway whose first client calls a read-only tool at once, twenty times together, before
+    anything listed the tools: each is allowed by the rule that matches the server's read-only hint, as
+    it would be after a listing; the person is never asked."""
+    asked: list[str] = []
+
+    async def first_calls(served: Served) -> list[types.CallToolResult]:
+        async with client(served, answer("deny", "asked", asked)) as session:
+            return list(await asyncio.gather(*(session.call_tool("list_notes", {}) for _ in range(20))))
+
+    with http_gateway(tmp_path) as served:
+        results = asyncio.run(first_calls(served))
+    assert asked == []
+    assert all(not result.is_error and "welcome.md" in text_of(result) for result in results)
