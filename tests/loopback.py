@@ -14,7 +14,8 @@ def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     (``http://127.0.0.1:PORT``)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # a short poll: shutdown() waits for the loop to look, half a second at the default
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

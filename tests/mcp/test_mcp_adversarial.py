@@ -168,7 +168,7 @@ async def test_m07_a_remote_ref_is_never_fetched(tmp_path: Path) -> None:
             return None
 
     web = ThreadingHTTPServer(("127.0.0.1", 0), Counter)
-    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread = threading.Thread(target=web.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     ref = f"http://127.0.0.1:{web.server_address[1]}/schema.json"
     try:

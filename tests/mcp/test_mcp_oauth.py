@@ -62,7 +62,8 @@ class Site:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        poll = {"poll_interval": 0.02}  # shutdown() waits for the loop to look: half a second by default
+        threading.Thread(target=self.server.serve_forever, kwargs=poll, daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()
