@@ -290,14 +290,13 @@ class Gateway:
         if routed is None or self.mcp is None:
             raise ValidationError(f"no fronted server offers a tool named {exposed!r}")
         server, name = routed
-        if self.mcp.listed(server) is None:
-            # the gate reads the tool's definition (its annotations, the hints rules match) from the
-            # server's listing: a client that calls before it lists gets the same decision as one that
-            # listed first (without a listing, the rules that need hints cannot match, and it asks)
-            try:
-                await self._known(connection, server)
-            except Exception as exc:
-                logger.warning("listing %s before a call failed: %s", server, exc)
+        # the gate reads the tool's definition (its annotations, the hints rules match) from the server's
+        # listing: a client that calls before it lists gets the same decision as one that listed first
+        # (without a listing, the rules that need hints cannot match, and it asks)
+        try:
+            await self._known(connection, server)
+        except Exception as exc:
+            logger.warning("listing %s before a call failed: %s", server, exc)
         call_id = f"call-{next(connection.calls)}"
         connection.called += 1
         tap = CallTap(progress)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import math
 import time
@@ -93,7 +94,7 @@ class IntrospectedTokens:
             logger.warning("token introspection answered HTTP %d", response.status_code)
             return None
         try:
-            fields = httpx.Response(200, content=body).json()
+            fields = json.loads(body)
         except ValueError:
             logger.warning("token introspection answered no JSON")
             return None

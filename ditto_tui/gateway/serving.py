@@ -241,6 +241,7 @@ async def serve_http(
     sock = bound_socket(host, port)
     port = sock.getsockname()[1]
     bound = "127.0.0.1" if host == "localhost" else host
+    url = resource_url(host, port)
     oauth = config.mcp.gateway.oauth
     verifier: Any
     if oauth is None:
@@ -249,11 +250,11 @@ async def serve_http(
     else:
         from ditto_tui.gateway.oauth import IntrospectedTokens
 
-        verifier = IntrospectedTokens(oauth, resource_url(host, port))
+        verifier = IntrospectedTokens(oauth, url)
     try:
         async with open_gateway(config, workspace, servers, mode) as server:
-            app = http_app(server, verifier, bound, port, oauth, resource_url(host, port))
-            print(f"ditto-tui mcp serve: {resource_url(host, port)}", file=out)
+            app = http_app(server, verifier, bound, port, oauth, url)
+            print(f"ditto-tui mcp serve: {url}", file=out)
             if oauth is None:
                 print(f"token: {token}", file=out)
                 print(f"clients send it as the header  Authorization: Bearer {token}", file=out)

@@ -190,8 +190,10 @@ class RunTracer:
             batch = marshal.dumps(records)  # one frame a turn: cheaper than one a record
             records.clear()
             self._waiting += _FRAME.pack(len(batch)) + batch
+        if self._closed or not self._waiting:
+            return  # nothing to hand over: no exporter is started for it
         process = self._start()
-        if process is None or process.stdin is None or not self._waiting:
+        if process is None or process.stdin is None:
             return
         try:
             written = os.write(process.stdin.fileno(), self._waiting)
@@ -257,11 +259,9 @@ class RunTracer:
             )
             done.start()
             done.join(timeout)
-        if self._records and not self._closed:  # a run that ended before its first write: start the pipe
-            self._write()
+        self._drain(deadline)  # a run that ended before its first write starts the exporter here
         process = self._process
         if process is not None:
-            self._drain(deadline)
             with contextlib.suppress(OSError):
                 assert process.stdin is not None
                 process.stdin.close()

@@ -27,6 +27,7 @@ from mcp.shared.auth import (
 )
 
 from ditto_tui.workspace import BUILTIN_CONFIG
+from tests.gateway.test_gateway import text_of
 from tests.gateway.test_gateway_http import INITIALIZE, Served, http_gateway, post, started_runs
 from tests.mcp.mcp_helpers import free_port
 from tests.mcp.sign_in_helpers import OAuthServer, oauth_server
@@ -117,9 +118,7 @@ async def _session(url: str, auth: Any) -> tuple[set[str], str]:
     ):
         await session.initialize()
         names = {tool.name for tool in (await session.list_tools()).tools}
-        listed = await session.call_tool("list_notes", {})
-        texts = [block.text for block in listed.content if isinstance(block, types.TextContent)]
-        return names, "\n".join(texts)
+        return names, text_of(await session.call_tool("list_notes", {}))
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +151,7 @@ def test_an_sdk_client_signs_in_where_the_gateway_says_and_its_calls_go_through_
     assert metadata["resource"] == served.url
     assert metadata["authorization_servers"] == [f"http://127.0.0.1:{authorization.port}"]
     storage = Memory()
+    before = started_runs(served, monkeypatch)
     names, listed = asyncio.run(_session(served.url, signed_in_client(served.url, storage)))
     assert {"list_notes", "write_note"} <= names
     assert "welcome.md" in listed  # the demo server's notes, read through the gate (a read: allowed)
@@ -159,7 +159,7 @@ def test_an_sdk_client_signs_in_where_the_gateway_says_and_its_calls_go_through_
     assert authorization.count(f"resource={served.url}") == 1  # asked for the gateway, as RFC 8707 says
     asked = authorization.count("introspected active=true")
     assert asked == 1  # the answer is kept: a session's requests do not each cost a round trip
-    assert started_runs(served, monkeypatch) >= 1  # the session is a run on the host, as with a token
+    assert started_runs(served, monkeypatch) == before + 1  # the session is a run, as with a token
     printed = (base / "stderr.log").read_text(encoding="utf-8") + served.printed
     assert INTROSPECTION_SECRET not in printed and storage.tokens.access_token not in printed
 

@@ -283,13 +283,16 @@ def test_with_nothing_set_nothing_is_exported_and_the_sdk_is_never_imported(tmp_
         assert done.returncode == 0, done.stderr
         left = time.monotonic() - started
         # the exporter sends them after the command left, at a lower priority than the tests around it
-        home = tmp_path / "home"
-        logged = lambda: "".join(log.read_text() for log in home.rglob("otel.log"))  # noqa: E731
-        received.wait_for("invoke_agent", seconds=60.0, log=logged)
+        received.wait_for("invoke_agent", seconds=60.0, log=lambda: _exporter_logs(tmp_path / "home"))
     assert left < 20
     (root,) = received.named("invoke_agent")
     assert root.name == "invoke_agent write-note" and root.resource["service.name"] == "from-the-environment"
     assert {span.trace_id for span in received.spans} == {root.trace_id} and len(received.spans) > 3
+
+
+def _exporter_logs(home: Path) -> str:
+    """Everything the exporters under ``home`` logged (said when no span came)."""
+    return "".join(log.read_text() for log in home.rglob("otel.log"))
 
 
 async def test_a_nested_call_is_a_child_of_its_callers_span(root: Path) -> None:

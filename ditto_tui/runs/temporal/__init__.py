@@ -94,9 +94,9 @@ class TemporalRunHost:
         self.update_wait = update_wait
         self._started: list[str] = []
         self._known: dict[str, PendingRequest] = {}
+        """Requests already read from a memo, by id: an inbox polled again decodes only the new ones."""
         self._memos: dict[str, tuple[bytes, Mapping[str, Any]]] = {}
         """Each run's memo as last listed, raw and decoded: a poll decodes only the memos that changed."""
-        """Requests already read from a memo, by id: an inbox polled again decodes only the new ones."""
 
     @property
     def client(self) -> Client:
