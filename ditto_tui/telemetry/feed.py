@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import logging
 import marshal
+import operator
 import os
 import selectors
 import struct
@@ -48,14 +50,21 @@ SAMPLE = "INFER.SAMPLE"
 PROGRESS = "mcp_progress"
 _TOOL_NODES = frozenset({ACT_TOOL, ACT_MCP})
 _SPECIAL = frozenset({*_TOOL_NODES, SAMPLE})
-DONE = "N"
-"""A plain node's whole span as a tuple, sent at its end:
-``(DONE, run, at, node_id, node_type, execution_id, iteration, duration_ms)``."""
+_ended = operator.itemgetter(
+    "run_id", "at", "node_id", "node_type", "execution_id", "iteration", "duration_ms"
+)
+"""A plain node's whole span as the tuple sent for it (every other record is a dict), from its end's
+event: ``(run, at, node_id, node_type, execution_id, iteration, duration_ms)``."""
+HELD = 4096
+"""Records held at most between two writes: a loop that does not yield for a while (a line of quick
+nodes) writes when this many are queued instead of holding them all until it does."""
 _FRAME = struct.Struct("<I")
 WRITE_EVERY_SECONDS = 0.05
 """How often records are written to the exporter: one write for all a run did meanwhile (a write per
 node, with its call scheduled, costs a fast node a sixth of its time)."""
 _RETRY_SECONDS = 0.02
+PIPE_BYTES = 1024 * 1024
+"""The pipe to the exporter is asked to hold this much (Linux's default limit for a process's pipes)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,7 +92,7 @@ class RunTracer:
         self.dropped = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._records: list[dict[str, Any] | tuple[Any, ...]] = []
-        self._waiting = b""
+        self._waiting = bytearray()  # written from its front: ``del [:n]`` there moves nothing
         self._scheduled = False
         self._closed = False
         self._acks = 0
@@ -134,7 +143,7 @@ class RunTracer:
 
     # -- the pipe -------------------------------------------------------------------------------------
 
-    def send(self, record: dict[str, Any] | tuple[Any, ...]) -> None:
+    def send(self, record: dict[str, Any]) -> None:
         """Queue one record; it is written with the others of the next :data:`WRITE_EVERY_SECONDS`."""
         self._records.append(record)
         if not self._scheduled:
@@ -181,15 +190,22 @@ class RunTracer:
             self._process.stdin.write(json.dumps(settings).encode() + b"\n")
             self._process.stdin.flush()
             os.set_blocking(self._process.stdin.fileno(), False)
+            with contextlib.suppress(OSError, AttributeError):  # Linux: fewer, larger writes
+                fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         return self._process
 
     def _write(self) -> None:
         self._scheduled = False
+        self.hand_over()
+
+    def hand_over(self) -> None:
+        """Write what is queued to the exporter now, as far as its pipe takes it."""
         records = self._records  # emptied in place: the runtime's subscriber appends to this very list
         if records:
             batch = marshal.dumps(records)  # one frame a turn: cheaper than one a record
             records.clear()
-            self._waiting += _FRAME.pack(len(batch)) + batch
+            self._waiting += _FRAME.pack(len(batch))
+            self._waiting += batch
         if self._closed or not self._waiting:
             return  # nothing to hand over: no exporter is started for it
         process = self._start()
@@ -202,14 +218,14 @@ class RunTracer:
         except OSError as exc:  # the exporter is gone: nothing more is traced
             logger.warning("traces: the exporter stopped: %s", exc)
             self._closed = True
-            self._waiting = b""
+            self._waiting.clear()
             return
-        rest = self._waiting[written:]
-        if len(rest) > MAX_WAITING_BYTES:
+        waiting = self._waiting
+        del waiting[:written]
+        if len(waiting) > MAX_WAITING_BYTES:
             self.dropped += 1
-            rest = b""
-        self._waiting = rest
-        if rest:
+            waiting.clear()
+        if waiting:
             with contextlib.suppress(RuntimeError):
                 asyncio.get_running_loop().call_later(_RETRY_SECONDS, self._write)
 
@@ -284,7 +300,7 @@ class _Listener:
         self.send = tracer.send
         self.capture = tracer.capture
         self.rooted: set[str] = set()
-        self._kinds: dict[str, Callable[[Any], dict[str, Any] | tuple[Any, ...] | None]] = {
+        self._kinds: dict[str, Callable[[Any], dict[str, Any] | None]] = {
             "run_started": self._run_started,
             "node_started": self._node_started,
             "node_finished": self._node_finished,
@@ -304,36 +320,25 @@ class _Listener:
     def subscriber(self) -> Callable[[ExecutionEvent], None]:
         """The function the runtime calls with each event. A plain node (neither a model turn nor a tool
         call) sends nothing when it starts and one tuple when it ends, its start in it: nearly every
-        event of a big run, so this path has what it needs bound to locals; the rest go through
-        :meth:`__call__`."""
+        event of a big run, so this path has what it needs bound to locals and does no more; the rest
+        go through :meth:`__call__`."""
         tracer, special, rooted = self.tracer, _SPECIAL, self.rooted
         records, slow, capture = tracer._records, self.__call__, self.capture
+        queue, ended = records.append, _ended
 
         def subscriber(event: Any) -> None:
             kind = event.kind
             if capture:
                 slow(event)
-            elif kind == "node_started":
-                if event.node_type in special or (
-                    event.run_id not in rooted and tracer._interceptor is not None
-                ):
-                    slow(event)
             elif kind == "node_finished" and event.node_type not in special:
-                records.append(
-                    (
-                        DONE,
-                        event.run_id,
-                        event.at,
-                        event.node_id,
-                        event.node_type,
-                        event.execution_id,
-                        event.iteration,
-                        event.duration_ms,
-                    )
-                )
+                queue(ended(event.__dict__))
                 if not tracer._scheduled:
                     tracer.send_soon()
-            else:
+                elif len(records) >= HELD:
+                    tracer.hand_over()
+            elif kind != "node_started" or (
+                event.node_type in special or (tracer._interceptor is not None and event.run_id not in rooted)
+            ):
                 slow(event)
 
         return subscriber

@@ -222,9 +222,10 @@ def _rule_attributes(rules: Sequence[Sequence[Any]] | None) -> Attributes:
 
 
 def _expanded(record: Sequence[Any]) -> dict[str, Any] | None:
-    """A plain node's start or end, sent as a tuple (see ``ditto_tui.telemetry.feed``), as a record."""
-    if record and record[0] == "N" and len(record) == 8:
-        _tag, run, at, node_id, node_type, execution_id, iteration, duration_ms = record
+    """A plain node's whole span, sent as a tuple at its end (see ``ditto_tui.telemetry.feed``), as a
+    record."""
+    if len(record) == 7:
+        run, at, node_id, node_type, execution_id, iteration, duration_ms = record
         return {
             "kind": "node_done",
             "run": run,

@@ -441,3 +441,39 @@ async def test_plain_nodes_slower_than_the_write_beat_are_all_exported(root: Pat
     nodes = {str(span.attributes.get("ditto.node.id")): span for span in received.spans if span is not run}
     assert sorted(nodes) == ["n0", "n1", "n2", "n3", "n4"]
     assert all(span.parent_id == run.span_id for span in nodes.values())
+
+
+async def test_a_run_that_never_yields_to_its_loop_hands_its_records_over_in_bounded_batches(
+    root: Path,
+) -> None:
+    """A line of quick synchronous nodes runs without giving its loop a turn, so the write beat never
+    fires during the run: the queue is handed to the exporter each time it holds ``HELD`` records, not
+    kept whole until the run ends, and every node's span still arrives."""
+    from ditto_tui.runtime import create_ditto, define_worker
+    from ditto_tui.telemetry import TraceSettings
+    from ditto_tui.telemetry.feed import HELD, RunTracer
+
+    nodes = HELD * 2 + 10
+    longest = 0
+
+    async def quick(input: Any, context: Any) -> Any:
+        nonlocal longest
+        longest = max(longest, len(tracer._records))
+        return input
+
+    with otlp_receiver() as received:
+        tracer = RunTracer(TraceSettings(endpoint=f"{received.url}/v1/traces"), root)
+        runtime = create_ditto(workers=[define_worker(type="T", nodes={"T.QUICK": quick})])
+        tracer.attach(runtime)
+        plan = graph("quick").node("n0", "T.QUICK", [], _given(1))
+        for index in range(1, nodes):
+            plan = plan.node(f"n{index}", "T.QUICK", [f"n{index - 1}"])
+        async with runtime:
+            await runtime.run(plan, None)
+            assert tracer._process is not None  # handed over during the run, before any loop turn
+        counts = tracer.flush(30.0)
+        tracer.close()
+    assert longest <= HELD
+    assert counts is not None and counts["failed"] == 0
+    names = {span.attributes.get("ditto.node.id") for span in received.spans}
+    assert {f"n{index}" for index in range(nodes)} <= names
