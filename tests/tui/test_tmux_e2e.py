@@ -297,3 +297,88 @@ def test_on_a_durable_host_the_app_follows_a_decision_made_in_another_terminal_a
         assert workspace.run_status(str(second["run_id"])) == "succeeded" and workspace.inbox() == []
     finally:
         workspace.close()
+
+
+def test_a_durable_gateway_session_is_ended_from_the_apps_runs_list_and_its_client_told(
+    tmp_path: Path, terminal: Terminal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP client's session through ``ditto-tui mcp serve`` on the local run server asks to write a
+    note. In another terminal ``ditto-tui attach RUN_ID`` shows the waiting call; the person leaves it
+    for later, opens the runs list (``l``), sees the session with its client, ends it (``x``, then ``y``):
+    the client's waiting call ends without writing, its next call is refused, and the run is cancelled."""
+    from mcp import ClientSession, types
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from tests.gateway.test_gateway import text_of
+    from tests.runs.workspace import Workspace
+
+    root = tmp_path / "project"
+    root.mkdir()
+    monkeypatch.setenv("DITTO_TUI_HOME", str(tmp_path / "home"))
+    workspace = Workspace(root, tmp_path / "home")
+    app = ["env", f"PYTHONPATH={ROOT}", sys.executable, "-m", "ditto_tui"]
+
+    def end_in_the_app(run_id: str) -> None:
+        terminal.start([*app, "attach", run_id], root)
+        _poll(lambda: "a Approve once" in terminal.screen(), "the attached app's approval view", timeout=60)
+        assert "write_note" in terminal.screen()
+        terminal.press("Escape")  # later: it stays pending
+        _poll(lambda: "a Approve once" not in terminal.screen(), "the approval view to close")
+        time.sleep(ARM_SECONDS + 0.2)  # keys come back ARM_SECONDS after the approval view closed
+        _poll(
+            lambda: "Runs of the run host" in terminal.screen(),
+            "the run host's runs list",
+            timeout=30,
+            every=lambda: terminal.press("l"),
+        )
+        _poll(lambda: "durable-client 3" in terminal.screen(), "the session's client in the list")
+        assert "mcp-gateway" in terminal.screen()
+        terminal.press("x")
+        _poll(lambda: "End the run" in terminal.screen(), "the question before the run is ended")
+        time.sleep(ARM_SECONDS + 0.2)
+        _poll(  # a modal takes keys ARM_SECONDS after it opens
+            lambda: "End the run" not in terminal.screen(),
+            "the answer to the question",
+            every=lambda: terminal.press("y"),
+        )
+        _poll(
+            lambda: f"Run {run_id[-8:]} ended." in terminal.screen(),
+            "the app to say the run ended",
+            timeout=30,
+        )
+
+    async def session() -> tuple[types.CallToolResult, types.CallToolResult, dict[str, object]]:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "ditto_tui", "--workspace", str(root), "mcp", "serve"],
+            env={**os.environ, "DITTO_TUI_HOME": str(workspace.home)},
+        )
+        with open(tmp_path / "gateway.log", "w", encoding="utf-8") as errors:
+            async with (
+                stdio_client(params, errlog=errors) as (read, write),
+                ClientSession(
+                    read, write, client_info=types.Implementation(name="durable-client", version="3")
+                ) as client,
+            ):
+                await client.initialize()
+                call = asyncio.ensure_future(
+                    client.call_tool("write_note", {"name": "ended.md", "text": "never"})
+                )
+                (waiting,) = await asyncio.to_thread(workspace.waiting)
+                await asyncio.to_thread(end_in_the_app, str(waiting["run_id"]))
+                ended = await asyncio.wait_for(call, 60)
+                after = await asyncio.wait_for(
+                    client.call_tool("write_note", {"name": "after.md", "text": "never"}), 60
+                )
+                return ended, after, waiting
+
+    try:
+        ended, after, waiting = asyncio.run(session())
+        assert ended.is_error and text_of(ended).startswith("APPROVAL_CANCELLED")
+        assert after.is_error and "the gateway session's run has ended" in text_of(after)
+        assert "cancelled" in terminal.screen()  # the attached app follows the run to its end
+        assert workspace.run_status(str(waiting["run_id"])) == "cancelled"
+        assert workspace.inbox() == []
+        assert not list(root.rglob("ended.md")) and not list(root.rglob("after.md"))
+    finally:
+        workspace.close()
