@@ -29,14 +29,25 @@ from ditto_tui.runtime.events import ModeChanged, ReviewRequested, ReviewResolve
 from ditto_tui.supervise.journal import field_of
 from ditto_tui.supervise.policy import VERDICT_EVENT
 
-NodeState = Literal["pending", "running", "awaiting", "succeeded", "failed", "skipped"]
-NODE_STATES: tuple[NodeState, ...] = ("pending", "running", "awaiting", "succeeded", "failed", "skipped")
+NodeState = Literal["pending", "running", "awaiting", "succeeded", "failed", "cancelled", "skipped"]
+NODE_STATES: tuple[NodeState, ...] = (
+    "pending",
+    "running",
+    "awaiting",
+    "succeeded",
+    "failed",
+    "cancelled",
+    "skipped",
+)
+"""In the order the status line counts them (``cancelled`` only once a node was: a run that was stopped,
+not one that broke)."""
 GLYPHS: Mapping[NodeState, str] = {
     "pending": "○",
     "running": "◐",
     "awaiting": "⏸",
     "succeeded": "✓",
     "failed": "✗",
+    "cancelled": "⊗",
     "skipped": "–",
 }
 RunPhase = Literal["starting", "running", "succeeded", "failed", "cancelled"]
@@ -386,7 +397,8 @@ class RunModel:
     def _node_finished(self, event: NodeFinished) -> None:
         node = self._node(event.node_id, event.node_type)
         status = outcome_status(event.output)
-        node.state = "succeeded" if status in _OK or status == "done" else "failed"
+        ok = status in _OK or status == "done"
+        node.state = "succeeded" if ok else "cancelled" if status == "cancelled" else "failed"
         node.duration_ms = event.duration_ms
         entry = self._call_ended(event.execution_id)
         if entry is not None:
@@ -394,7 +406,8 @@ class RunModel:
 
     def _node_failed(self, event: NodeFailed) -> None:
         node = self._node(event.node_id, event.node_type)
-        node.state, node.duration_ms = "failed", event.duration_ms
+        node.state = "cancelled" if event.cancelled else "failed"
+        node.duration_ms = event.duration_ms
         entry = self._call_ended(event.execution_id)
         status = "cancelled" if event.cancelled else "error"
         if entry is not None:
@@ -507,7 +520,8 @@ class RunModel:
         if event.status != "succeeded":
             for node in self.nodes.values():
                 if node.state in ("running", "awaiting"):
-                    node.state, node.paused = "failed", False
+                    node.state = "cancelled" if event.status == "cancelled" else "failed"
+                    node.paused = False
         for entry in (*self.pending_breakpoints.values(), *self.pending_reviews.values()):
             entry.update(event, status=event.status, duration_ms=(event.at - entry.at) * 1000)
         self.pending_breakpoints.clear()

@@ -14,6 +14,7 @@ from ditto_tui.runtime import (
     ApprovalResolved,
     ExecutionEvent,
     LoopIteration,
+    NodeFailed,
     NodeFinished,
     NodeInfo,
     NodeStarted,
@@ -57,6 +58,31 @@ def _done(seq: int, node: str, status: str) -> NodeFinished:
         **IDS, seq=seq, at=101.0, node_id=node, node_type="INTERACTION.ACT.TOOL", execution_id=f"e-{node}",
         duration_ms=12.0, output=result,
     )  # fmt: skip
+
+
+def test_a_cancelled_node_is_counted_cancelled_not_failed_and_so_is_one_left_running_by_a_cancelled_run() -> (
+    None
+):
+    """Ending a run (``x`` in the runs list, ctrl+c) is not a failure: its nodes say cancelled (the
+    status line counts them so once there are any: the tmux test of ending a gateway session sees it)."""
+    nodes = tuple(NodeInfo(id=name, type="T.TOOL") for name in ("a", "b", "c"))
+    model = RunModel()
+    model.apply([_start(nodes), _tool(2, "a", 100.5), _tool(3, "b", 100.6), _tool(4, "c", 100.7)])
+    model.apply(
+        [
+            NodeFailed(
+                **IDS, seq=5, at=101.0, node_id="a", node_type="INTERACTION.ACT.TOOL", execution_id="e-a",
+                duration_ms=500.0, error_type="CancelledError", error="cancelled", cancelled=True,
+            ),
+            NodeFailed(
+                **IDS, seq=6, at=101.0, node_id="b", node_type="INTERACTION.ACT.TOOL", execution_id="e-b",
+                duration_ms=400.0, error_type="ValueError", error="broke",
+            ),
+            RunFinished(**IDS, seq=7, at=101.1, status="cancelled", duration_ms=1100.0),
+        ]
+    )  # fmt: skip
+    assert [model.nodes[name].state for name in ("a", "b", "c")] == ["cancelled", "failed", "cancelled"]
+    assert model.counts() == {"cancelled": 2, "failed": 1}
 
 
 def test_calls_and_approvals_move_nodes_through_their_states() -> None:

@@ -376,7 +376,10 @@ def test_a_durable_gateway_session_is_ended_from_the_apps_runs_list_and_its_clie
         ended, after, waiting = asyncio.run(session())
         assert ended.is_error and text_of(ended).startswith("APPROVAL_CANCELLED")
         assert after.is_error and "the gateway session's run has ended" in text_of(after)
-        assert "cancelled" in terminal.screen()  # the attached app follows the run to its end
+        _poll(  # the attached app follows the run to its end: ended, not broken
+            lambda: " cancelled " in terminal.screen() and "✗0 ⊗2" in terminal.screen(),
+            "the attached app to show the run cancelled, its nodes cancelled and none failed",
+        )
         assert workspace.run_status(str(waiting["run_id"])) == "cancelled"
         assert workspace.inbox() == []
         assert not list(root.rglob("ended.md")) and not list(root.rglob("after.md"))

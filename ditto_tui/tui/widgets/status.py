@@ -64,6 +64,8 @@ class RunStatus(Static):
         text.append(f"{gap}{format_seconds(model.elapsed(now))}{gap}")
         for state in NODE_STATES:
             count = counts.get(state, 0)
+            if state == "cancelled" and not count:
+                continue
             shown = f"{GLYPHS[state]}{count} " if short_counts else f"{GLYPHS[state]} {count} {state} "
             text.append(shown, style="" if count else "dim")
         waiting = len(model.pending_approvals)
