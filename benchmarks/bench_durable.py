@@ -240,6 +240,31 @@ def _laid_out(app: Any, after: str) -> bool:
     return any(widget.region.area for widget in view.walk_children())
 
 
+async def _more_waiting(
+    client: Client, runtime: Any, inbox: QueueApprover, host: TemporalRunHost, waiting: int, total: int
+) -> None:
+    """Runs waiting on an approval until ``total`` wait, a hundred at a time, each hundred on a task queue
+    of its own whose worker stops once they all wait: their requests stay listed (the runs' memos say
+    them) while no node of theirs runs and heartbeats. A thousand waiting at once in live workers would
+    be a thousand heartbeats every 1.6 s, more than the local server takes."""
+    plan = _plan("bench-inbox", 1)
+    batch = 0
+    while waiting < total:
+        queue = f"bench-wait-{batch}"
+        worker = DittoWorker(client, runtime, inbox, task_queue=queue)
+        batch_host = TemporalRunHost(client, task_queue=queue, worker=worker)
+        await worker.start()
+        try:
+            count = min(100, total - waiting)
+            for _ in range(count):
+                await batch_host.start(plan, None)
+            waiting += count
+            await _until(lambda target=waiting: _count(host, target), f"{waiting} requests to wait")
+        finally:
+            await worker.shutdown()
+        batch += 1
+
+
 async def _count(host: TemporalRunHost, count: int) -> bool:
     return len(await host.pending()) >= count
 
@@ -363,12 +388,9 @@ async def benchmark(scale: float) -> dict[str, Any]:
                 raw_figures = await _raw_figures(client, raw_queue, rounds)
                 ditto = await _ditto_figures(host, worker, runtime, rounds)
                 inbox_seconds, listed, listing = await _inbox_seconds(host, workspace, inbox_runs)
-                plan = _plan("bench-inbox", 1)
-                for _ in range(app_waiting - inbox_runs):
-                    await host.start(plan, None)
-                await _until(lambda: _count(host, app_waiting), f"{app_waiting} requests to wait")
             finally:
                 await worker.shutdown()
+            await _more_waiting(client, runtime, inbox, host, inbox_runs, app_waiting)
         app_figures = await _app_keys(workspace, app_waiting, presses)
         after_kill = await asyncio.to_thread(_after_kill, workspace)
     finally:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import logging
 import marshal
@@ -190,7 +189,9 @@ class RunTracer:
             self._process.stdin.write(json.dumps(settings).encode() + b"\n")
             self._process.stdin.flush()
             os.set_blocking(self._process.stdin.fileno(), False)
-            with contextlib.suppress(OSError, AttributeError):  # Linux: fewer, larger writes
+            with contextlib.suppress(ImportError, OSError, AttributeError):  # Linux: fewer, larger writes
+                import fcntl
+
                 fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         return self._process
 

@@ -4,6 +4,8 @@ with no worker alive, a worker that comes back, replay of a recorded history, li
 from __future__ import annotations
 
 import asyncio
+import gc
+import sys
 import uuid
 from pathlib import Path
 from typing import Literal
@@ -142,6 +144,28 @@ async def test_a_run_or_a_decision_made_without_the_users_key_executes_nothing(t
             refused = [e for e in events if isinstance(e, CustomEvent) and e.name == "decision_refused"]
             assert refused and "not made with your key" in refused[0].data["reason"]
             assert events[-1].status == "succeeded" and rig.executed() == ["w-1"]
+
+
+async def test_a_worker_that_stops_while_a_run_waits_lets_go_of_the_run_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopping a worker (the app quits) evicts the runs it holds: their workflow code is closed where it
+    waits and must not try to wait again on its way out. A run that did printed "coroutine ignored
+    GeneratorExit" with a traceback on the terminal for each run held."""
+    unraisable: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda hook: unraisable.append(hook.exc_value))
+    async with dev_server(tmp_path) as env:
+        rig = Rig(keyed(env.client), tmp_path)
+        rig.cached_runs = 1000  # as the app's worker: the run is held between its tasks, then let go
+        async with rig:
+            plan = _write()
+            await rig.start_worker(plan)
+            await rig.host.start(plan, None)
+            await rig.waiting()
+            await rig.stop_worker()
+            gc.collect()
+            assert [p.kind for p in await rig.host.pending()] == ["tool_call"]  # on the server still
+    assert not [error for error in unraisable if "GeneratorExit" in str(error)]
 
 
 async def test_a_decision_with_no_worker_alive_is_queued_then_applied_once_and_a_stale_one_refused(

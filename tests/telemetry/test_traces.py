@@ -6,6 +6,7 @@ never exported, a dead collector that costs the run nothing, and no SDK imported
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import socket
@@ -451,7 +452,7 @@ async def test_a_run_that_never_yields_to_its_loop_hands_its_records_over_in_bou
     kept whole until the run ends, and every node's span still arrives."""
     from ditto_tui.runtime import create_ditto, define_worker
     from ditto_tui.telemetry import TraceSettings
-    from ditto_tui.telemetry.feed import HELD, RunTracer
+    from ditto_tui.telemetry.feed import HELD, PIPE_BYTES, RunTracer
 
     nodes = HELD * 2 + 10
     longest = 0
@@ -471,6 +472,9 @@ async def test_a_run_that_never_yields_to_its_loop_hands_its_records_over_in_bou
         async with runtime:
             await runtime.run(plan, None)
             assert tracer._process is not None  # handed over during the run, before any loop turn
+            assert tracer._process.stdin is not None
+            if hasattr(fcntl, "F_GETPIPE_SZ"):  # Linux: the pipe holds a megabyte, not 64 KiB
+                assert fcntl.fcntl(tracer._process.stdin.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_BYTES
         counts = tracer.flush(30.0)
         tracer.close()
     assert longest <= HELD

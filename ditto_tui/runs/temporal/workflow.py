@@ -21,6 +21,7 @@ the decision already made, or keeps waiting on the same request and deadline.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -142,8 +143,9 @@ class DittoRun:
                 dependents[dep].append(node)
         ready = [node for node in nodes if not node["deps"]]
         running: dict[asyncio.Task[dict[str, Any]], dict[str, Any]] = {}
+        failure: dict[str, Any] | None = None
         try:
-            while ready or running:
+            while (ready or running) and failure is None:
                 for node in ready:
                     task = asyncio.ensure_future(self._node(spec, node, outputs))
                     running[task] = node
@@ -153,18 +155,20 @@ class DittoRun:
                     node = running.pop(task)
                     result = task.result()
                     if "error" in result:
-                        return {"node_id": node["id"], "error": result["error"]}
+                        failure = {"node_id": node["id"], "error": result["error"]}
+                        break
                     outputs[node["id"]] = result["output"]
                     for dependent in dependents[node["id"]]:
                         missing[dependent["id"]] -= 1
                         if missing[dependent["id"]] == 0:
                             ready.append(dependent)
-        finally:
-            for task in running:
-                task.cancel()
-            if running:
-                await asyncio.gather(*running, return_exceptions=True)
-        return None
+        except GeneratorExit:
+            raise  # the worker lets go of the run (it stops, or makes room): nothing may be awaited now
+        except BaseException:
+            await _stopped(running)
+            raise
+        await _stopped(running)
+        return failure
 
     async def _node(
         self, spec: dict[str, Any], node: dict[str, Any], outputs: dict[str, Any]
@@ -410,3 +414,11 @@ def _schema_refusal(schema: Any, edited: Any) -> str | None:
         return None
     where = "/".join(str(part) for part in error.absolute_path) or "arguments"
     return f"the edited arguments do not fit: {where}: {error.message}"
+
+
+async def _stopped(running: Mapping[asyncio.Task[dict[str, Any]], Any]) -> None:
+    """Cancel the nodes still running and wait for each to end (its activity told, as it is waited for)."""
+    for task in running:
+        task.cancel()
+    if running:
+        await asyncio.gather(*running, return_exceptions=True)
