@@ -136,6 +136,9 @@ class TemporalRunHost:
             id=run_id,
             task_queue=self.task_queue,
             search_attributes=attributes,
+            # with a worker of this host's in this process, its first task is handed straight to it
+            # (not through the server's task queue): the first node starts about 50 ms sooner
+            request_eager_start=self.worker is not None,
             memo={
                 "graph": graph.name,
                 "client": client_label(graph.name, input),
