@@ -86,7 +86,8 @@ async def serve_stdio(
     approval, a server's sampling and elicitation), which supervising needs.
     """
     from mcp.server.runner import serve_loop
-    from mcp.server.stdio import stdio_server
+
+    from ditto_tui.gateway.stdio import loop_stdio
 
     if sys.stdin.isatty():
         print(
@@ -95,7 +96,7 @@ async def serve_stdio(
             file=sys.stderr,
         )
     stopped = _stop_on_signals(asyncio.current_task())
-    async with stdio_server() as (read, write):
+    async with loop_stdio() as (read, write):
         try:
             async with (
                 open_gateway(config, workspace, servers, mode) as server,
