@@ -5,9 +5,10 @@ run server, and a call that asks waits in the inbox every door answers: here ``d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,10 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Works
     given.close()
 
 
-async def through_the_gateway(workspace: Workspace) -> tuple[types.CallToolResult, dict[str, object], str]:
+@contextlib.asynccontextmanager
+async def gateway_client(workspace: Workspace) -> AsyncIterator[ClientSession]:
+    """An SDK client (``durable-client 3``) of ``ditto-tui mcp serve`` in the workspace, initialized; the
+    gateway's stderr goes to ``gateway.log`` beside the workspace."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "ditto_tui", "--workspace", str(workspace.root), "mcp", "serve"],
@@ -42,14 +46,17 @@ async def through_the_gateway(workspace: Workspace) -> tuple[types.CallToolResul
             ) as client,
         ):
             await client.initialize()
-            call = asyncio.ensure_future(
-                client.call_tool("write_note", {"name": "durable.md", "text": "kept"})
-            )
-            (waiting,) = await asyncio.to_thread(workspace.waiting)
-            assert not call.done()  # it waits for a person, not for the client's form
-            decided = await asyncio.to_thread(workspace.cli, "decide", str(waiting["request_id"]), "approve")
-            result = await asyncio.wait_for(call, 60)
-            return result, waiting, decided.stdout
+            yield client
+
+
+async def through_the_gateway(workspace: Workspace) -> tuple[types.CallToolResult, dict[str, object], str]:
+    async with gateway_client(workspace) as client:
+        call = asyncio.ensure_future(client.call_tool("write_note", {"name": "durable.md", "text": "kept"}))
+        (waiting,) = await asyncio.to_thread(workspace.waiting)
+        assert not call.done()  # it waits for a person, not for the client's form
+        decided = await asyncio.to_thread(workspace.cli, "decide", str(waiting["request_id"]), "approve")
+        result = await asyncio.wait_for(call, 60)
+        return result, waiting, decided.stdout
 
 
 def test_on_a_durable_host_a_gateway_call_waits_in_the_inbox_and_is_decided_from_another_terminal(

@@ -146,6 +146,14 @@ async def _traced_run(root: Path, config: RuntimeConfig, program: Program | None
     assert tracer is not None and tracer.flush(10.0) is not None
 
 
+def _chain(name: str, node_type: str, nodes: int) -> Graph:
+    """``n0 -> n1 -> ... `` of ``nodes`` nodes of ``node_type``, the first given 1."""
+    plan = graph(name).node("n0", node_type, [], _given(1))
+    for index in range(1, nodes):
+        plan = plan.node(f"n{index}", node_type, [f"n{index - 1}"])
+    return plan
+
+
 def _only(spans: list[ReceivedSpan]) -> ReceivedSpan:
     assert len(spans) == 1, [span.name for span in spans]
     return spans[0]
@@ -431,9 +439,7 @@ async def test_plain_nodes_slower_than_the_write_beat_are_all_exported(root: Pat
         tracer = RunTracer(TraceSettings(endpoint=f"{received.url}/v1/traces"), root)
         runtime = create_ditto(workers=[define_worker(type="T", nodes={"T.SLOW": slow})])
         tracer.attach(runtime)
-        plan = graph("slow").node("n0", "T.SLOW", [], _given(1))
-        for index in range(1, 5):
-            plan = plan.node(f"n{index}", "T.SLOW", [f"n{index - 1}"])
+        plan = _chain("slow", "T.SLOW", 5)
         async with runtime:
             await runtime.run(plan, None)
         assert tracer.flush(10.0) is not None
@@ -466,9 +472,7 @@ async def test_a_run_that_never_yields_to_its_loop_hands_its_records_over_in_bou
         tracer = RunTracer(TraceSettings(endpoint=f"{received.url}/v1/traces"), root)
         runtime = create_ditto(workers=[define_worker(type="T", nodes={"T.QUICK": quick})])
         tracer.attach(runtime)
-        plan = graph("quick").node("n0", "T.QUICK", [], _given(1))
-        for index in range(1, nodes):
-            plan = plan.node(f"n{index}", "T.QUICK", [f"n{index - 1}"])
+        plan = _chain("quick", "T.QUICK", nodes)
         async with runtime:
             await runtime.run(plan, None)
             assert tracer._process is not None  # handed over during the run, before any loop turn

@@ -306,10 +306,10 @@ def test_a_durable_gateway_session_is_ended_from_the_apps_runs_list_and_its_clie
     note. In another terminal ``ditto-tui attach RUN_ID`` shows the waiting call; the person leaves it
     for later, opens the runs list (``l``), sees the session with its client, ends it (``x``, then ``y``):
     the client's waiting call ends without writing, its next call is refused, and the run is cancelled."""
-    from mcp import ClientSession, types
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp import types
 
     from tests.gateway.test_gateway import text_of
+    from tests.gateway.test_gateway_durable import gateway_client
     from tests.runs.workspace import Workspace
 
     root = tmp_path / "project"
@@ -348,29 +348,17 @@ def test_a_durable_gateway_session_is_ended_from_the_apps_runs_list_and_its_clie
         )
 
     async def session() -> tuple[types.CallToolResult, types.CallToolResult, dict[str, object]]:
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "ditto_tui", "--workspace", str(root), "mcp", "serve"],
-            env={**os.environ, "DITTO_TUI_HOME": str(workspace.home)},
-        )
-        with open(tmp_path / "gateway.log", "w", encoding="utf-8") as errors:
-            async with (
-                stdio_client(params, errlog=errors) as (read, write),
-                ClientSession(
-                    read, write, client_info=types.Implementation(name="durable-client", version="3")
-                ) as client,
-            ):
-                await client.initialize()
-                call = asyncio.ensure_future(
-                    client.call_tool("write_note", {"name": "ended.md", "text": "never"})
-                )
-                (waiting,) = await asyncio.to_thread(workspace.waiting)
-                await asyncio.to_thread(end_in_the_app, str(waiting["run_id"]))
-                ended = await asyncio.wait_for(call, 60)
-                after = await asyncio.wait_for(
-                    client.call_tool("write_note", {"name": "after.md", "text": "never"}), 60
-                )
-                return ended, after, waiting
+        async with gateway_client(workspace) as client:
+            call = asyncio.ensure_future(
+                client.call_tool("write_note", {"name": "ended.md", "text": "never"})
+            )
+            (waiting,) = await asyncio.to_thread(workspace.waiting)
+            await asyncio.to_thread(end_in_the_app, str(waiting["run_id"]))
+            ended = await asyncio.wait_for(call, 60)
+            after = await asyncio.wait_for(
+                client.call_tool("write_note", {"name": "after.md", "text": "never"}), 60
+            )
+            return ended, after, waiting
 
     try:
         ended, after, waiting = asyncio.run(session())
