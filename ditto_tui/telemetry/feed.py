@@ -30,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +93,9 @@ class RunTracer:
         self._process: subprocess.Popen[bytes] | None = None
         self._records: list[dict[str, Any] | tuple[Any, ...]] = []
         self._waiting = bytearray()  # written from its front: ``del [:n]`` there moves nothing
+        self._frames: deque[int] = deque()  # the lengths of the frames in it, in order
+        self._into = 0  # bytes of the first of them written already (the exporter reads it)
+        self._retry: asyncio.TimerHandle | None = None
         self._scheduled = False
         self._closed = False
         self._acks = 0
@@ -202,33 +206,58 @@ class RunTracer:
     def hand_over(self) -> None:
         """Write what is queued to the exporter now, as far as its pipe takes it."""
         records = self._records  # emptied in place: the runtime's subscriber appends to this very list
+        waiting = self._waiting
+        if self._closed:  # nothing more is traced: nothing is kept for it
+            records.clear()
+            waiting.clear()
+            self._frames.clear()
+            return
         if records:
             batch = marshal.dumps(records)  # one frame a turn: cheaper than one a record
             records.clear()
-            self._waiting += _FRAME.pack(len(batch))
-            self._waiting += batch
-        if self._closed or not self._waiting:
+            waiting += _FRAME.pack(len(batch))
+            waiting += batch
+            self._frames.append(_FRAME.size + len(batch))
+        if not waiting:
             return  # nothing to hand over: no exporter is started for it
         process = self._start()
         if process is None or process.stdin is None:
             return
         try:
-            written = os.write(process.stdin.fileno(), self._waiting)
+            written = os.write(process.stdin.fileno(), waiting)
         except BlockingIOError:
             written = 0
         except OSError as exc:  # the exporter is gone: nothing more is traced
             logger.warning("traces: the exporter stopped: %s", exc)
             self._closed = True
-            self._waiting.clear()
-            return
-        waiting = self._waiting
-        del waiting[:written]
-        if len(waiting) > MAX_WAITING_BYTES:
-            self.dropped += 1
             waiting.clear()
-        if waiting:
+            self._frames.clear()
+            return
+        del waiting[:written]
+        self._written(written)
+        if waiting and self._retry is None:
             with contextlib.suppress(RuntimeError):
-                asyncio.get_running_loop().call_later(_RETRY_SECONDS, self._write)
+                self._retry = asyncio.get_running_loop().call_later(_RETRY_SECONDS, self._retried)
+
+    def _written(self, count: int) -> None:
+        """``count`` more bytes went to the exporter; past :data:`MAX_WAITING_BYTES` waiting, whole frames
+        are dropped (and counted), never the rest of one the exporter has begun to read."""
+        frames, into = self._frames, self._into + count
+        while frames and into >= frames[0]:
+            into -= frames.popleft()
+        self._into = into
+        if len(self._waiting) > MAX_WAITING_BYTES:
+            begun = frames[0] - into if into else 0
+            self.dropped += len(frames) - (1 if begun else 0)
+            del self._waiting[begun:]
+            kept = frames[0] if begun else None
+            frames.clear()
+            if kept is not None:
+                frames.append(kept)
+
+    def _retried(self) -> None:
+        self._retry = None
+        self.hand_over()
 
     def _drain(self, deadline: float) -> None:
         """Write everything queued, waiting for the pipe until ``deadline``."""

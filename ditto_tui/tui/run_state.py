@@ -39,8 +39,8 @@ NODE_STATES: tuple[NodeState, ...] = (
     "cancelled",
     "skipped",
 )
-"""In the order the status line counts them (``cancelled`` only once a node was: a run that was stopped,
-not one that broke)."""
+"""In the order the status line counts them (``cancelled`` only once a node was: stopped before it ended,
+by its run being ended or by another node's failure, not broken itself)."""
 GLYPHS: Mapping[NodeState, str] = {
     "pending": "○",
     "running": "◐",
@@ -519,9 +519,8 @@ class RunModel:
                 first.update(event, status=event.status, duration_ms=event.duration_ms)
         if event.status != "succeeded":
             for node in self.nodes.values():
-                if node.state in ("running", "awaiting"):
-                    node.state = "cancelled" if event.status == "cancelled" else "failed"
-                    node.paused = False
+                if node.state in ("running", "awaiting"):  # the run's end stopped it
+                    node.state, node.paused = "cancelled", False
         for entry in (*self.pending_breakpoints.values(), *self.pending_reviews.values()):
             entry.update(event, status=event.status, duration_ms=(event.at - entry.at) * 1000)
         self.pending_breakpoints.clear()

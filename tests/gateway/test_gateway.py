@@ -457,3 +457,62 @@ async def test_in_read_only_mode_the_gateway_refuses_a_write_without_asking(
         e for e in journal.events if isinstance(e, ApprovalResolved) and e.tool == "demo:write_note"
     ]
     assert (resolved.decision, resolved.decided_by) == ("deny", "mode")
+
+
+async def test_x21_a_message_longer_than_the_gateway_takes_is_refused_and_the_connection_goes_on(
+    workspace: Path, home: Path
+) -> None:
+    """Over stdio a client sends one line longer than ``MAX_LINE_BYTES``: the gateway does not hold it
+    (the SDK's own reader would, whatever its length), answers nothing for it, and the next request on
+    the same connection is served."""
+    from ditto_tui.gateway.stdio import MAX_LINE_BYTES
+
+    gateway = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "ditto_tui", "--workspace", str(workspace), "mcp", "serve"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "DITTO_TUI_HOME": str(home)},
+        limit=4 * 1024 * 1024,
+    )
+    assert gateway.stdin is not None and gateway.stdout is not None
+
+    async def send(message: dict[str, Any]) -> None:
+        assert gateway.stdin is not None
+        gateway.stdin.write(json.dumps(message).encode() + b"\n")
+        await gateway.stdin.drain()
+
+    answered: list[object] = []
+
+    async def answer(request_id: int) -> dict[str, Any]:
+        assert gateway.stdout is not None
+        while True:
+            line = await asyncio.wait_for(gateway.stdout.readline(), 60)
+            assert line, "the gateway closed its stdout"
+            message: dict[str, Any] = json.loads(line)
+            answered.append(message.get("id"))
+            if message.get("id") == request_id:
+                return message
+
+    try:
+        client = {"name": "long-lines", "version": "1"}
+        await send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client},
+            }
+        )
+        assert "result" in await answer(1)
+        await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        gateway.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "x": "')
+        gateway.stdin.write(b"a" * (MAX_LINE_BYTES + 1024) + b'"}\n')
+        await send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+        listed = await answer(3)
+        assert "write_note" in [tool["name"] for tool in listed["result"]["tools"]]
+        assert 2 not in answered  # the long one was not taken in
+    finally:
+        gateway.stdin.close()
+        await asyncio.wait_for(gateway.wait(), 30)

@@ -485,3 +485,30 @@ async def test_a_run_that_never_yields_to_its_loop_hands_its_records_over_in_bou
     assert counts is not None and counts["failed"] == 0
     names = {span.attributes.get("ditto.node.id") for span in received.spans}
     assert {f"n{index}" for index in range(nodes)} <= names
+
+
+def test_past_the_waiting_bound_whole_frames_are_dropped_never_the_rest_of_one_begun(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exporter reads frames (a length, then that many bytes): when too much waits, what is dropped
+    is whole frames it has not begun, so the one it is reading ends where it said and the next it reads
+    starts with a length, not in the middle of a dropped frame."""
+    from ditto_tui.telemetry import TraceSettings, feed
+
+    monkeypatch.setattr(feed, "MAX_WAITING_BYTES", 100)
+    tracer = feed.RunTracer(TraceSettings(endpoint="http://127.0.0.1:9/v1/traces"), root)
+    frames = [bytes([index]) * 60 for index in range(4)]
+    for frame in frames:
+        tracer._waiting += frame
+        tracer._frames.append(len(frame))
+    del tracer._waiting[:30]  # half the first frame went into the pipe
+    tracer._written(30)
+    assert bytes(tracer._waiting) == frames[0][30:] and tracer.dropped == 3
+    del tracer._waiting[:30]
+    tracer._written(30)
+    assert not tracer._waiting and not tracer._frames and tracer._into == 0
+    for frame in frames:  # none begun: all dropped
+        tracer._waiting += frame
+        tracer._frames.append(len(frame))
+    tracer._written(0)
+    assert not tracer._waiting and not tracer._frames and tracer.dropped == 7

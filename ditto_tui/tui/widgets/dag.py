@@ -59,7 +59,7 @@ class DagView(ScrollView, can_focus=True):
     DagView > .dag--awaiting { color: $accent; text-style: bold; }
     DagView > .dag--succeeded { color: $success; }
     DagView > .dag--failed { color: $error; }
-    DagView > .dag--cancelled { color: $warning; }
+    DagView > .dag--cancelled { color: $text-muted; text-style: italic; }
     DagView > .dag--skipped { color: $text-disabled; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
