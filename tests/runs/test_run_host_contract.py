@@ -19,6 +19,7 @@ from ditto_tui.runs import DecisionRejected, LocalRunHost, open_run_host
 from ditto_tui.runtime import (
     ApprovalResolved,
     Graph,
+    NodeFailed,
     NodeFinished,
     RunFinished,
     create_ditto,
@@ -182,6 +183,8 @@ async def test_cancel_ends_the_run_cancelled_and_its_request_with_it(hosted: Hos
     assert isinstance(events[-1], RunFinished) and events[-1].status == "cancelled"
     assert await hosted.host.pending() == [] and hosted.recorder.executed == []
     assert (await hosted.host.runs(status="cancelled"))[0].run_id == run_id
+    (stopped,) = [event for event in events if isinstance(event, NodeFailed)]  # in words, not the engine's
+    assert stopped.cancelled and stopped.error.startswith("cancelled") and "Activity" not in stopped.error
 
 
 @pytest.mark.parametrize("kind", HOSTS)

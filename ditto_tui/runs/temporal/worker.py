@@ -180,12 +180,19 @@ class DittoWorker:
             stream = self._streams[run_id] = _Stream(self.client, run_id)
         stream.users += 1
         beating = asyncio.ensure_future(_heartbeat())
-        try:
-            output = await self.runtime.run_node(
+        node = asyncio.ensure_future(
+            self.runtime.run_node(
                 plan, node_id, wire.load(task["input"]), wire.load(task["deps"]), run_id=run_id
             )
+        )
+        try:
+            output = await asyncio.shield(node)
             return {"output": wire.dump(output)}
         except asyncio.CancelledError:
+            if not node.done():  # its record says why in words of ours, not the SDK's "Activity cancelled"
+                node.cancel("the worker stopped" if self._closing else "the run was ended")
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await node
             if self._closing:  # the worker stops, not the run: the node runs again on the next worker
                 raise ApplicationError(
                     "the worker stopped; the node runs again on the next one",
