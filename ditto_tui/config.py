@@ -32,6 +32,7 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from ditto_tui.errors import ConfigError
 from ditto_tui.home import workspace_state_dir
+from ditto_tui.loopback import is_loopback
 from ditto_tui.sandbox.permissions import Effect
 from ditto_tui.sanitize import MIN_SECRET_SUBSTRING_LENGTH, escape_controls
 
@@ -355,7 +356,7 @@ class GatewayOAuthConfig(ConfigModel):
     def _secure(self) -> Self:
         for name, url in (("issuer", self.issuer), ("introspectionEndpoint", self.introspection_endpoint)):
             parts = urllib.parse.urlsplit(url)
-            if parts.scheme != "https" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+            if parts.scheme != "https" and not is_loopback(parts.hostname):
                 raise ValueError(f"{name} must be https (or http on loopback): tokens cross it")
         if self.client_secret is not None and self.client_id is None:
             raise ValueError("clientSecret needs clientId")

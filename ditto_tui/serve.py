@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import hmac
 import html
-import ipaddress
 import logging
 import os
 import secrets
@@ -44,6 +43,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ditto_tui.errors import DittoError, ValidationError
 from ditto_tui.home import ensure_dir, state_dir
+from ditto_tui.loopback import is_loopback
 from ditto_tui.processes import end_process, process_alive, process_started
 from ditto_tui.state_db import StateDB
 
@@ -152,16 +152,6 @@ def page(status: int, title: str, text: str) -> web.Response:
         f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>"
     )
     return web.Response(status=status, text=body, content_type="text/html", headers=HEADERS)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is this machine only (an IP literal of the loopback range, or ``localhost``)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:

@@ -15,10 +15,12 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ditto_tui import __version__
 from ditto_tui.config import GatewayOAuthConfig, RuntimeConfig
 from ditto_tui.errors import ValidationError
 from ditto_tui.gateway.core import ClientApprover, Gateway, GatewayInbox
 from ditto_tui.headless import report_servers
+from ditto_tui.loopback import is_loopback
 from ditto_tui.runs import open_run_host
 from ditto_tui.sanitize import escape_controls
 from ditto_tui.session import open_runtime
@@ -58,8 +60,6 @@ async def open_gateway(
                 gateway.record_input = session.journal.next_input
             handlers = GatewayHandlers(gateway)
             handlers.watch()
-            from ditto_tui import __version__
-
             try:
                 yield handlers.server(version=__version__)
             finally:
@@ -209,11 +209,11 @@ def _authority(host: str) -> str:
 
 
 def bound_socket(host: str, port: int) -> socket.socket:
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if not is_loopback(host):
         raise ValidationError(
             f"--http binds loopback only (127.0.0.1): {host!r} would let other machines call your tools"
         )
-    family = socket.AF_INET6 if host == "::1" else socket.AF_INET
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
