@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -150,3 +151,13 @@ def test_the_command_line_loads_a_commands_modules_only_when_that_command_runs()
         check=True,
     )
     assert json.loads(proc.stdout) == []
+
+
+@pytest.mark.parametrize("package", ["ditto_tui.interaction", "ditto_tui.supervise", "ditto_tui.gateway"])
+def test_a_lazy_package_exports_exactly_the_names_it_loads_and_each_loads(package: str) -> None:
+    """A package that loads its names on first use lists them twice (``__all__`` for the type checker,
+    the name-to-module map for the loader): the two say the same, and every name is where the map says."""
+    module = importlib.import_module(package)
+    assert sorted(module.__all__) == sorted(module._MODULE_OF)
+    for name in module.__all__:
+        assert getattr(module, name) is getattr(importlib.import_module(module._MODULE_OF[name]), name)
